@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* Errors: library code records them per thread; commands print them. */
+#ifndef PALLOC_MSG_H
+#define PALLOC_MSG_H
+
+#include "common.h"
+
+/*
+ * Library side. Library code never prints and never exits: it returns -1
+ * or NULL after msg_set() has recorded why, in a per-thread buffer of
+ * MSG_MAX bytes (longer messages are truncated). msg_set() formats with
+ * vsnprintf, which does not allocate for %s, %d, %u, %x, %zu and the like;
+ * it is async-signal-unsafe but may run inside the agent outside its hooks.
+ */
+#define MSG_MAX 512
+
+/* Record "what 'subject': why" for this thread. Always returns -1. */
+int msg_set(const char *fmt, ...) PALLOC_PRINTF(1, 2);
+/* Same, then appends ": strerror(errnum)". Always returns -1. */
+int msg_set_errno(int errnum, const char *fmt, ...) PALLOC_PRINTF(2, 3);
+/* This thread's last recorded message ("" if none). Valid until the next
+ * msg_set on this thread. */
+const char *msg_last(void);
+
+/*
+ * Command side: messages are "palloc-X: ...", one line on stderr, per
+ * STYLE.md section 6.
+ */
+
+/* Remember the program name (basename of argv0) for every message, and
+ * register the stdout check at exit (a failed write exits 1, EPIPE aside). */
+void msg_init(const char *argv0);
+/* The name set by msg_init, e.g. "palloc-run". */
+const char *msg_prog(void);
+/* "palloc-X: <fmt>\n" on stderr. */
+void msg_error(const char *fmt, ...) PALLOC_PRINTF(1, 2);
+/* "palloc-X: warning: <fmt>\n" on stderr. */
+void msg_warn(const char *fmt, ...) PALLOC_PRINTF(1, 2);
+/* msg_error() with the library's last message appended: "<fmt>: <last>". */
+void msg_error_last(const char *fmt, ...) PALLOC_PRINTF(1, 2);
+/* A usage error: the message, then "Try 'palloc-X --help' for more
+ * information.", then exit(code). Nothing goes to stdout. */
+PALLOC_NORETURN void msg_usage(int code, const char *fmt, ...)
+	PALLOC_PRINTF(2, 3);
+/* "palloc-X from palloc VERSION" and the features line on stdout, exit 0. */
+PALLOC_NORETURN void msg_version(void);
+
+#endif /* PALLOC_MSG_H */

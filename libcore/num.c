@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/* Strict number parsing: whole string, no sign surprises, no overflow. */
+#include "num.h"
+#include "msg.h"
+
+#include <ctype.h>
+
+static int parse_digits(const char *s, uint64_t *out, const char **end)
+{
+	uint64_t v = 0;
+	const char *p = s;
+
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	for (; isdigit((unsigned char)*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -2;
+		v = v * 10 + d;
+	}
+	*out = v;
+	*end = p;
+	return 0;
+}
+
+int num_parse_u64(const char *s, bool allow_suffix, uint64_t *out)
+{
+	static const struct {
+		const char *name;
+		unsigned shift;
+	} suffixes[] = {
+		{ "k", 10 },  { "K", 10 },  { "KiB", 10 }, { "M", 20 },
+		{ "MiB", 20 }, { "G", 30 }, { "GiB", 30 }, { "T", 40 },
+		{ "TiB", 40 },
+	};
+	const char *end;
+	uint64_t v;
+	int rc;
+
+	if (!s || !*s)
+		return msg_set("empty number");
+	rc = parse_digits(s, &v, &end);
+	if (rc == -1)
+		return msg_set("not a non-negative integer");
+	if (rc == -2)
+		return msg_set("number too large");
+	if (*end && allow_suffix) {
+		for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
+			if (strcmp(end, suffixes[i].name) != 0)
+				continue;
+			if (v > (UINT64_MAX >> suffixes[i].shift))
+				return msg_set("number too large");
+			*out = v << suffixes[i].shift;
+			return 0;
+		}
+		return msg_set("unknown suffix '%s' (use k, M, G or T)", end);
+	}
+	if (*end)
+		return msg_set("not a non-negative integer");
+	*out = v;
+	return 0;
+}
+
+int num_parse_i64(const char *s, int64_t *out)
+{
+	bool neg = s && *s == '-';
+	uint64_t v;
+
+	if (num_parse_u64(neg ? s + 1 : s, false, &v) < 0)
+		return msg_set("not an integer");
+	if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX)
+		return msg_set("number out of range");
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return 0;
+}
+
+int num_parse_seconds(const char *s, uint64_t *ns)
+{
+	uint64_t whole, frac = 0, scale = 1000000000;
+	const char *end;
+
+	if (!s || parse_digits(s, &whole, &end) != 0)
+		return msg_set("not a non-negative number of seconds");
+	if (*end == '.') {
+		end++;
+		if (!isdigit((unsigned char)*end))
+			return msg_set("not a non-negative number of seconds");
+		for (; isdigit((unsigned char)*end); end++) {
+			scale /= 10;
+			frac += (uint64_t)(*end - '0') * scale;
+		}
+	}
+	if (*end)
+		return msg_set("not a non-negative number of seconds");
+	if (whole > UINT64_MAX / 1000000000 - 1)
+		return msg_set("number of seconds too large");
+	*ns = whole * 1000000000 + frac;
+	return 0;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* Parsing numbers from users and files, with overflow and junk rejected. */
+#ifndef PALLOC_NUM_H
+#define PALLOC_NUM_H
+
+#include "common.h"
+
+/*
+ * Parse a decimal integer in [0, UINT64_MAX]. With allow_suffix, one of the
+ * binary suffixes k K KiB M MiB G GiB T TiB (powers of 1024) may follow.
+ * Leading/trailing spaces, signs, empty strings, junk and overflow are
+ * rejected. Returns 0 and sets *out, or -1 with msg_set() saying why.
+ * Thread-safe; does not allocate.
+ */
+int num_parse_u64(const char *s, bool allow_suffix, uint64_t *out);
+
+/* Same for a signed decimal in [INT64_MIN, INT64_MAX], no suffix. */
+int num_parse_i64(const char *s, int64_t *out);
+
+/*
+ * Parse a non-negative decimal number of seconds ("2", "0.5") into
+ * nanoseconds. Returns 0 and sets *ns, or -1 with msg_set() saying why.
+ */
+int num_parse_seconds(const char *s, uint64_t *ns);
+
+#endif /* PALLOC_NUM_H */

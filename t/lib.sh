@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: MIT
+# t/lib.sh: the little TAP library every t/NNNN-*.sh script sources.
+#
+#   . "$top_srcdir/t/lib.sh"
+#   plan 3
+#   palloc-x --json >out.json && ok "runs" || not_ok "runs"
+#   check "json is valid" jq -e . out.json
+#
+# Scripts run in a fresh temporary directory ($T), removed at exit.
+
+set -u
+LC_ALL=C
+export LC_ALL
+unset PALLOC_OUTPUT PALLOC_SAMPLE_RATE PALLOC_INTERVAL PALLOC_UNWIND \
+	PALLOC_MAX_DEPTH PALLOC_FOLLOW_CHILDREN PALLOC_PEAK PALLOC_EXACT
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/palloc-test.XXXXXX") || exit 99
+trap 'cd /; rm -rf "$T"' EXIT
+cd "$T" || exit 99
+
+_n=0
+_failed=0
+
+# plan N: the number of tests this script runs.
+plan() { echo "1..$1"; }
+# skip_all REASON: skip the whole script (TAP "1..0 # SKIP").
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+ok() { _n=$((_n + 1)); echo "ok $_n - $*"; }
+not_ok() { _n=$((_n + 1)); _failed=$((_failed + 1)); echo "not ok $_n - $*"; }
+skip() { _n=$((_n + 1)); echo "ok $_n # SKIP $*"; }
+# diag TEXT: a TAP comment.
+diag() { printf '%s\n' "$*" | sed 's/^/# /'; }
+
+# check DESC CMD...: one test, passing when CMD exits 0.
+check() {
+	_desc=$1
+	shift
+	if "$@"; then ok "$_desc"; else not_ok "$_desc"; fi
+}
+
+# expect_fail CODE CMD...: CMD must exit with CODE (not die by a signal).
+expect_fail() {
+	_want=$1
+	shift
+	"$@"
+	_rc=$?
+	if [ "$_rc" -gt 128 ] && [ "$_rc" -ne "$_want" ]; then
+		echo "# '$*' died by signal $((_rc - 128))"
+		return 1
+	fi
+	if [ "$_rc" -ne "$_want" ]; then
+		echo "# '$*' exited $_rc, want $_want"
+		return 1
+	fi
+	return 0
+}
+
+# need CMD...: skip the script unless every command exists.
+need() {
+	for _c in "$@"; do
+		command -v "$_c" >/dev/null 2>&1 || skip_all "$_c not installed"
+	done
+}
+
+need_agent() {
+	[ -n "${PALLOC_AGENT:-}" ] && [ -f "$PALLOC_AGENT" ] ||
+		skip_all "agent not built (PALLOC_AGENT='${PALLOC_AGENT:-}')"
+}
+
+need_cgroup2() {
+	grep -q ' cgroup2 ' /proc/self/mountinfo 2>/dev/null ||
+		skip_all "no cgroup v2 mount"
+}
+
+need_ptrace() {
+	[ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" = 0 ] ||
+		skip_all "ptrace restricted"
+}
+
+# pprof ARGS...: Go's pprof, the independent reader of our profiles.
+pprof() {
+	HOME=$T PPROF_TMPDIR=$T/pprof PPROF_BINARY_PATH=/nonexistent \
+		GOCACHE=$T/gocache GOFLAGS= go tool pprof "$@"
+}
+need_pprof() {
+	command -v go >/dev/null 2>&1 || skip_all "go (golang-go) not installed"
+}
+
+# timeout_run SECONDS CMD...: run CMD, killed if it outlives SECONDS.
+timeout_run() { timeout -k 5 "$@"; }
+
+# done_testing: exit non-zero if any test failed (the TAP lines already say).
+done_testing() { [ "$_failed" -eq 0 ]; exit $?; }
