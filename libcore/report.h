@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/* The "top" table of a profile by function, as text and JSON, like pprof -top. */
+#ifndef PALLOC_REPORT_H
+#define PALLOC_REPORT_H
+
+#include "common.h"
+#include "pprof.h"
+
+#include <jansson.h>
+
+/*
+ * A report aggregates one sample type (value index) of a profile by
+ * function, the way `go tool pprof -top` does with its default
+ * granularity (functions):
+ *
+ *  - a frame is one line of a location (inlined frames are frames of their
+ *    own), named by its function's name; a location without lines (an
+ *    unsymbolized address) is named "BASENAME+0xOFFSET", the mapping's file
+ *    basename and the file-relative address (address - start + offset), or
+ *    "0xADDRESS" without a mapping;
+ *  - flat: the sum of the values of the samples whose leaf frame (the
+ *    innermost line of the first location) is that function;
+ *  - cum: the sum of the values of the samples in which that function
+ *    appears anywhere, counted once per sample (recursion does not double
+ *    count);
+ *  - total: the sum of |value| over all samples (pprof's computeTotal),
+ *    the denominator of every percentage. Percentages are of |value|, as
+ *    pprof prints them; the signed values are in the rows.
+ *
+ * Rows are sorted like pprof's FlatNameOrder: |flat| descending, then name
+ * ascending, then |cum| descending. Rows whose flat and cum are both 0 are
+ * left out (a diff of a profile with itself has no rows).
+ *
+ * Values can be negative (a diff from palloc-diff). Sums saturate at
+ * INT64_MIN/INT64_MAX rather than overflow.
+ *
+ * Memory: a struct report owns its rows and their names (copies, so the
+ * profile may be freed first); report_free() releases it. Functions are
+ * thread-safe on distinct reports. Errors: -1 or NULL after msg_set().
+ */
+
+struct report_row {
+	const char *name; /* function name, or "BASENAME+0xOFF" (owned) */
+	int64_t flat;	  /* value with this function as the leaf frame */
+	int64_t cum;	  /* value with this function anywhere in the stack */
+};
+
+struct report {
+	const char *sample_type; /* e.g. "inuse_space" (owned copy) */
+	const char *unit;	 /* e.g. "bytes", "count" (owned copy) */
+	int sample_index;	 /* index into the profile's sample types */
+	int64_t total;		 /* percentage denominator, see above; a
+				  * caller may replace it before printing */
+	int64_t sum;		 /* signed sum of all sample values */
+	size_t n_samples;	 /* samples with a non-zero value */
+	size_t n_rows;
+	struct report_row *rows; /* sorted, see above */
+};
+
+/*
+ * Resolve a --sample-index argument against p: a sample type name
+ * ("inuse_space"), or a decimal index ("3"); NULL or "" means the
+ * profile's default_sample_type, or when unset the last type (pprof's
+ * rule). Returns the index, or -1 with msg_set() naming the argument and
+ * listing the types the profile has.
+ */
+int report_sample_index(const struct pprof_profile *p, const char *arg);
+
+/*
+ * Build the by-function report of sample type sample_index of p. Returns
+ * a new report (free with report_free), or NULL with msg_set() (ENOMEM,
+ * index out of range).
+ */
+struct report *report_by_function(const struct pprof_profile *p,
+				  int sample_index);
+
+/* Free a report. NULL is allowed. */
+void report_free(struct report *r);
+
+/*
+ * The row of function name, or NULL when the report has no such row. For
+ * one-line summaries ("top function") use r->rows[0] when r->n_rows > 0.
+ */
+const struct report_row *report_find(const struct report *r,
+				     const char *name);
+
+/*
+ * Format value v of unit like pprof's automatic scaling (bytes: B, kB,
+ * MB, GB, TB in powers of 1024, two decimals with ".00" trimmed, e.g.
+ * "1.50MB", "-512B", "0"; counts and other units: the plain integer)
+ * into buf of len bytes. Returns buf. Thread-safe, does not allocate.
+ */
+char *report_format_value(int64_t v, const char *unit, char *buf, size_t len);
+
+/*
+ * Print the pprof -top table: a header line, then the column titles
+ *     "      flat  flat%   sum%        cum   cum%"
+ * and up to max_rows rows (0: all) as pprof prints them (values scaled by
+ * report_format_value, or exact integers when exact is true; percentages
+ * of r->total). Returns 0, or -1 with msg_set_errno() on a write error.
+ */
+int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
+		     bool exact);
+
+/*
+ * The unit suffix of JSON keys (STYLE.md section 7) for a pprof unit:
+ * "bytes" -> "bytes", "count" or "objects" -> "count", "nanoseconds" ->
+ * "ns", anything else -> "value". Returns a static string.
+ */
+const char *report_unit_suffix(const char *unit);
+
+/*
+ * The report as a JSON object; with U = report_unit_suffix(r->unit), keys
+ * in this order:
+ *   "sample_type", "unit", "total_U" (sum of |value|), "net_U" (signed
+ *   sum), "function_count" (all rows), and "functions": up to max_rows
+ *   (0: all) objects, in row order, of
+ *   {"function", "flat_U", "flat_ratio", "sum_ratio", "cum_U", "cum_ratio"}
+ * with integer values and ratios |value| / total between 0 and 1 (null
+ * when total is 0), rounded to 6 decimals. The caller owns the reference
+ * and adds "format" and "format_version" in front (or embeds it). NULL
+ * with msg_set() on ENOMEM.
+ */
+json_t *report_to_json(const struct report *r, size_t max_rows);
+
+#endif /* PALLOC_REPORT_H */
