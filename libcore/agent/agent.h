@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/* The agent's internal API: what the control server and the hooks share. */
+#ifndef PALLOC_AGENT_H
+#define PALLOC_AGENT_H
+
+#include "common.h"
+#include "pprof.h"
+
+/*
+ * libpalloc.so is built from libcore/agent/*.c and the few libcore modules
+ * it needs. This header is the seam between the interposer and sampler
+ * (hooks.c, agent.c: helper A1) and the control socket server and allocator
+ * statistics (control.c, allocstats.c: helper F). Nothing here is exported
+ * from the .so (-fvisibility=hidden); libpalloc.map pins the exports.
+ *
+ * Every function here may be called from any thread once the agent is
+ * initialised (agent_program_name() returns "" before), including from the
+ * control thread, which runs with the reentrancy guard set.
+ */
+
+/* Exact counters, summed over every thread (live ones plus those exited). */
+struct agent_stats {
+	uint64_t alloc_count;	   /* every successful allocation call */
+	uint64_t free_count;	   /* every free of a non-NULL pointer */
+	uint64_t alloc_bytes;	   /* requested bytes, summed */
+	int64_t inuse_bytes;	   /* PALLOC_EXACT=1: live usable bytes; else -1 */
+	uint64_t peak_inuse_bytes; /* exact mode: peak of inuse_bytes; else
+				    * the peak of the sampled inuse estimate */
+	bool exact;		   /* PALLOC_EXACT=1 in effect */
+	uint64_t sampled_count;	   /* allocations that were sampled */
+	uint64_t dropped_count;	   /* samples lost: stack table full, ENOMEM */
+	uint64_t stack_count;	   /* distinct stacks in the stack table */
+	uint64_t sample_rate;	   /* mean bytes between samples (0: off) */
+	double uptime_seconds;	   /* since the agent initialised */
+};
+
+/* Fill *st. Thread-safe; takes the thread registry lock briefly. */
+void agent_get_stats(struct agent_stats *st);
+
+/*
+ * The current raw (unsymbolized) heap profile: the four sample types (six
+ * with PALLOC_PEAK), mappings with build ids, locations with addresses,
+ * thread labels, comments. Allocated in the agent's arena; the caller frees
+ * it with pprof_free(). NULL on ENOMEM (or when the agent is not running),
+ * with msg_set(). Thread-safe (serialised with the other dumps).
+ */
+struct pprof_profile *agent_build_profile(void);
+
+/* The agent's private mmap-backed arena, as pprof's allocator hooks.
+ * Thread-safe; never calls the interposed malloc. */
+const struct pprof_allocator *agent_allocator(void);
+
+/*
+ * The reentrancy guard of the calling thread. Between enter and leave,
+ * allocations made on this thread (by the agent, or by libraries it calls)
+ * are forwarded to the real allocator untracked. Nests.
+ */
+void agent_guard_enter(void);
+void agent_guard_leave(void);
+
+/* The program name used for %e (basename of argv[0]); "" before init. */
+const char *agent_program_name(void);
+
+/*
+ * Provided by control.c (helper F); weak so the agent links without it.
+ * control_start() runs at the end of agent init (returns 0 or -1; a
+ * failure is reported by control.c itself and does not stop the agent),
+ * control_stop() at exit, before the exit dump, control_after_fork_child()
+ * in the pthread_atfork child handler, after the agent's own locks are
+ * reset. All three are called with the guard set.
+ */
+int control_start(void) __attribute__((weak));
+void control_stop(void) __attribute__((weak));
+void control_after_fork_child(void) __attribute__((weak));
+
+#endif /* PALLOC_AGENT_H */
