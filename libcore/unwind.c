@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT */
+/* Stack unwinders: bounded frame-pointer walk, libunwind, and auto. */
+#include "common.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "msg.h"
+#include "unwind.h"
+
+/*
+ * Set once by unwind_init() before the hooks go live, then only read: a
+ * plain global is enough (no thread writes it while others unwind).
+ */
+static enum unwind_mode unwind_cur = UNWIND_AUTO;
+
+/*
+ * The readable memory around this thread's stack, for the fp walk: the
+ * kernel VMA holding the stack pointer, from /proc/self/maps. Any address
+ * in [lo, hi) can be read without a fault, so a walk that only moves up
+ * inside it cannot crash however wrong the saved frame pointers are.
+ * The main thread's stack VMA grows down: a stack pointer below lo makes
+ * the next walk read the maps again. lo == hi == 0: not read yet.
+ *
+ * Why not pthread_getattr_np(): it takes the thread's own descriptor lock
+ * and then mallocs (fopen of /proc/self/maps for the main thread); a
+ * program that calls it itself (Rust's runtime does at start-up) would
+ * re-enter it from our malloc hook and deadlock on that lock.
+ */
+struct unwind_stack {
+	uintptr_t lo;
+	uintptr_t hi;
+};
+
+static __thread struct unwind_stack unwind_stack_tls
+	__attribute__((tls_model("initial-exec")));
+
+int unwind_parse_mode(const char *s, enum unwind_mode *out)
+{
+	if (!strcmp(s, "fp"))
+		*out = UNWIND_FP;
+	else if (!strcmp(s, "dwarf"))
+		*out = UNWIND_DWARF;
+	else if (!strcmp(s, "auto"))
+		*out = UNWIND_AUTO;
+	else
+		return msg_set(
+			"unknown unwinder '%s': expected fp, dwarf or auto", s);
+	return 0;
+}
+
+const char *unwind_mode_name(enum unwind_mode m)
+{
+	switch (m) {
+	case UNWIND_FP:
+		return "fp";
+	case UNWIND_DWARF:
+		return "dwarf";
+	case UNWIND_AUTO:
+		return "auto";
+	}
+	return "unknown";
+}
+
+enum unwind_mode unwind_mode_get(void)
+{
+	return unwind_cur;
+}
+
+/*
+ * Each line of /proc/self/maps starts "lo-hi " in hex; a line may straddle
+ * two reads, so the parser is a small state machine over the bytes.
+ */
+int unwind_find_vma(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+	char buf[4096];
+	uintptr_t start = 0, end = 0;
+	int state = 0; /* 0: start, 1: end, 2: rest of line */
+	int found = -1;
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (found < 0 && (n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			char c = buf[i];
+			unsigned d;
+
+			if (c == '\n') {
+				state = 0;
+				start = end = 0;
+				continue;
+			}
+			if (state == 2)
+				continue;
+			if (c >= '0' && c <= '9')
+				d = (unsigned)(c - '0');
+			else if (c >= 'a' && c <= 'f')
+				d = (unsigned)(c - 'a' + 10);
+			else
+				d = 16;
+			if (d < 16 && state == 0) {
+				start = start << 4 | d;
+			} else if (d < 16) {
+				end = end << 4 | d;
+			} else if (c == '-' && state == 0) {
+				state = 1;
+			} else {
+				state = 2;
+				if (addr >= start && addr < end) {
+					*lo = start;
+					*hi = end;
+					found = 0;
+					break;
+				}
+			}
+		}
+	}
+	close(fd);
+	return found;
+}
+
+/*
+ * Make sure unwind_stack_tls covers sp. Returns false when the stack is
+ * unknown (no /proc, or sp in no VMA).
+ */
+static bool unwind_stack_covers(uintptr_t sp)
+{
+	struct unwind_stack *st = &unwind_stack_tls;
+
+	if (likely(sp >= st->lo && sp < st->hi))
+		return true;
+	if (unwind_find_vma(sp, &st->lo, &st->hi) < 0) {
+		st->lo = st->hi = 0;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The frame-pointer walk, inlined into unwind_backtrace() so that frame 0
+ * is unwind_backtrace()'s own frame, which always has a frame pointer
+ * (__builtin_frame_address forces one): its saved rbp and return address
+ * are always valid. Every later frame is checked before it is read:
+ * 16-byte record inside the stack VMA, 8-byte aligned, strictly above the
+ * previous one (the stack grows down, so callers are above callees: this
+ * also bounds the loop), and a non-null return address outside the stack.
+ */
+static inline __attribute__((always_inline)) size_t
+unwind_fp(uintptr_t *pcs, size_t max, unsigned skip)
+{
+	const uintptr_t *fp = __builtin_frame_address(0);
+	const struct unwind_stack *st = &unwind_stack_tls;
+	size_t n = 0, walked = 0;
+	bool known;
+
+	known = unwind_stack_covers((uintptr_t)fp);
+	while (n < max && walked < UNWIND_MAX_FRAMES) {
+		uintptr_t next = fp[0], ra = fp[1];
+
+		if (ra < 4096 || (known && ra >= st->lo && ra < st->hi))
+			break;
+		walked++;
+		if (skip > 0)
+			skip--;
+		else
+			pcs[n++] = ra;
+		if (!known || next <= (uintptr_t)fp || (next & 7) != 0 ||
+		    next > st->hi - 2 * sizeof(uintptr_t))
+			break;
+		fp = (const uintptr_t *)next;
+	}
+	return n;
+}
+
+/*
+ * libunwind's unw_step loop. The cursor starts at unwind_backtrace()'s
+ * frame (unw_getcontext is called from there, since this is inlined); each
+ * step moves to the caller and reads its resume address, which for a call
+ * is the return address. The context is our own, not a signal context, so
+ * unw_init_local (not unw_init_local2 with UNW_INIT_SIGNAL_FRAME) is right.
+ */
+static inline __attribute__((always_inline)) size_t
+unwind_dwarf(uintptr_t *pcs, size_t max, unsigned skip)
+{
+	unw_context_t uc;
+	unw_cursor_t cur;
+	size_t n = 0, walked = 0;
+
+	if (unw_getcontext(&uc) < 0 || unw_init_local(&cur, &uc) < 0)
+		return 0;
+	while (n < max && walked < UNWIND_MAX_FRAMES && unw_step(&cur) > 0) {
+		unw_word_t ip;
+
+		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0)
+			break;
+		walked++;
+		if (skip > 0)
+			skip--;
+		else
+			pcs[n++] = ip;
+	}
+	return n;
+}
+
+/*
+ * unw_backtrace(): libunwind's fast trace (x86_64 tdep_trace, with its
+ * per-thread hash of frame shapes keyed by address; mmap-backed) that
+ * falls back to unw_step itself on frames it cannot describe. Its first
+ * entry is the address in its caller, unwind_backtrace(): dropped. It
+ * returns exact return addresses (libunwind 1.6; checked by t/unit/unwind).
+ */
+static inline __attribute__((always_inline)) size_t
+unwind_fast(uintptr_t *pcs, size_t max, unsigned skip)
+{
+	void *buf[UNWIND_MAX_FRAMES];
+	size_t want, got, n;
+	int r;
+
+	want = (size_t)skip + 1 + max;
+	if (want > UNWIND_MAX_FRAMES)
+		want = UNWIND_MAX_FRAMES;
+	r = unw_backtrace(buf, (int)want);
+	got = r > 0 ? (size_t)r : 0;
+	if (got <= (size_t)skip + 1)
+		return 0;
+	n = got - skip - 1;
+	if (n > max)
+		n = max;
+	for (size_t i = 0; i < n; i++)
+		pcs[i] = (uintptr_t)buf[skip + 1 + i];
+	return n;
+}
+
+__attribute__((noinline)) size_t unwind_backtrace(uintptr_t *pcs, size_t max,
+						  unsigned skip)
+{
+	size_t n;
+
+	if (max == 0)
+		return 0;
+	switch (unwind_cur) {
+	case UNWIND_FP:
+		n = unwind_fp(pcs, max, skip);
+		break;
+	case UNWIND_DWARF:
+		n = unwind_dwarf(pcs, max, skip);
+		break;
+	case UNWIND_AUTO:
+	default:
+		n = unwind_fast(pcs, max, skip);
+		if (n == 0)
+			n = unwind_dwarf(pcs, max, skip);
+		break;
+	}
+	while (n > 0 && pcs[n - 1] == 0)
+		n--;
+	/* Keeps this frame alive: no tail call may drop it from a walk. */
+	__asm__ volatile("" ::: "memory");
+	return n;
+}
+
+int unwind_init(enum unwind_mode mode)
+{
+	uintptr_t pcs[8];
+
+	if (mode != UNWIND_FP && mode != UNWIND_DWARF && mode != UNWIND_AUTO)
+		return msg_set("unknown unwinder mode %d", (int)mode);
+	/*
+	 * Per-thread caches: no lock shared between threads on the unwind
+	 * path (the global cache takes one, with signals masked, per step).
+	 */
+	if (unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD) <
+	    0)
+		return msg_set("cannot set libunwind's caching policy");
+	unwind_cur = mode;
+	/*
+	 * Warm up in this thread: libunwind initialises itself and maps its
+	 * caches on the first walk; the fp walk reads the stack bounds.
+	 */
+	unwind_backtrace(pcs, ARRAY_SIZE(pcs), 0);
+	return 0;
+}
