@@ -3,10 +3,10 @@
 #include "common.h"
 
 #include <dlfcn.h>
-#include <stdarg.h>
 #include <pthread.h>
 
 #include "msg.h"
+#include "tap.h"
 #include "unwind.h"
 
 /*
@@ -17,23 +17,6 @@
 
 #define DEPTH 60
 #define MAXPCS 128
-
-static int test_n;
-static int test_failed;
-
-static void PALLOC_PRINTF(2, 3) check(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	test_n++;
-	if (!cond)
-		test_failed++;
-	printf("%s %d - ", cond ? "ok" : "not ok", test_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
 
 /* The walk taken at the leaf of one recursion, in one mode. */
 struct walk {
@@ -117,8 +100,8 @@ static void run_modes(const char *where)
 	for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
 		memset(&walks[i], 0, sizeof(walks[i]));
 		walks[i].mode = modes[i];
-		check(deep_recurse(DEPTH, &walks[i]) == 0, "%s %s: walk ran",
-		      where, unwind_mode_name(modes[i]));
+		tap_ok(deep_recurse(DEPTH, &walks[i]) == 0, "%s %s: walk ran",
+		       where, unwind_mode_name(modes[i]));
 		describe(&walks[i], where);
 	}
 }
@@ -130,17 +113,17 @@ static void check_modes(const char *where, const char *root)
 		const struct walk *w = &walks[i];
 		const char *m = unwind_mode_name(w->mode);
 
-		check(w->n >= 1 && !strcmp(sym_name(w->pcs[0]), "deep_leaf"),
-		      "%s %s: first frame is deep_leaf (got %s)", where, m,
-		      w->n ? sym_name(w->pcs[0]) : "nothing");
-		check(w->n >= 1 && w->pcs[0] == walks[1].pcs[0],
-		      "%s %s: first frame is the same return address as "
-		      "dwarf's",
-		      where, m);
-		check(w->n_skipped + 1 == w->n ||
-			      (w->n_skipped == w->n && w->n == MAXPCS),
-		      "%s %s: skip 1 gives one frame less (%zu, %zu)", where, m,
-		      w->n_skipped, w->n);
+		tap_ok(w->n >= 1 && !strcmp(sym_name(w->pcs[0]), "deep_leaf"),
+		       "%s %s: first frame is deep_leaf (got %s)", where, m,
+		       w->n ? sym_name(w->pcs[0]) : "nothing");
+		tap_ok(w->n >= 1 && w->pcs[0] == walks[1].pcs[0],
+		       "%s %s: first frame is the same return address as "
+		       "dwarf's",
+		       where, m);
+		tap_ok(w->n_skipped + 1 == w->n ||
+			       (w->n_skipped == w->n && w->n == MAXPCS),
+		       "%s %s: skip 1 gives one frame less (%zu, %zu)", where,
+		       m, w->n_skipped, w->n);
 		if (w->mode == UNWIND_FP) {
 			printf("# %s fp: %zu frames, %zu deep_recurse, "
 			       "%zu %s\n",
@@ -148,16 +131,16 @@ static void check_modes(const char *where, const char *root)
 			       count_name(w, root), root);
 			continue;
 		}
-		check(w->n >= DEPTH + 1, "%s %s: at least %d frames (got %zu)",
-		      where, m, DEPTH + 1, w->n);
-		check(count_name(w, "deep_recurse") == DEPTH,
-		      "%s %s: %d deep_recurse frames (got %zu)", where, m,
-		      DEPTH, count_name(w, "deep_recurse"));
-		check(count_name(w, root) == 1, "%s %s: reaches %s", where, m,
-		      root);
-		check(w->n >= 2 && w->pcs[1] == walks[1].pcs[1] &&
-			      w->pcs[DEPTH] == walks[1].pcs[DEPTH],
-		      "%s %s: same addresses as dwarf", where, m);
+		tap_ok(w->n >= DEPTH + 1, "%s %s: at least %d frames (got %zu)",
+		       where, m, DEPTH + 1, w->n);
+		tap_ok(count_name(w, "deep_recurse") == DEPTH,
+		       "%s %s: %d deep_recurse frames (got %zu)", where, m,
+		       DEPTH, count_name(w, "deep_recurse"));
+		tap_ok(count_name(w, root) == 1, "%s %s: reaches %s", where, m,
+		       root);
+		tap_ok(w->n >= 2 && w->pcs[1] == walks[1].pcs[1] &&
+			       w->pcs[DEPTH] == walks[1].pcs[DEPTH],
+		       "%s %s: same addresses as dwarf", where, m);
 	}
 }
 
@@ -193,10 +176,10 @@ static void check_garbage(void)
 	int here;
 	size_t n;
 
-	check(unwind_find_vma((uintptr_t)&here, &lo, &hi) == 0 &&
-		      (uintptr_t)&here >= lo && (uintptr_t)&here < hi,
-	      "unwind_find_vma finds the stack");
-	check(unwind_find_vma(0, &lo, &hi) < 0, "address 0 is in no mapping");
+	tap_ok(unwind_find_vma((uintptr_t)&here, &lo, &hi) == 0 &&
+		       (uintptr_t)&here >= lo && (uintptr_t)&here < hi,
+	       "unwind_find_vma finds the stack");
+	tap_ok(unwind_find_vma(0, &lo, &hi) < 0, "address 0 is in no mapping");
 	if (unwind_init(UNWIND_FP) < 0)
 		return;
 	unwind_find_vma((uintptr_t)&here, &lo, &hi);
@@ -218,10 +201,10 @@ static void check_garbage(void)
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		n = garbage_rbp_walk(bad[i], pcs, MAXPCS);
-		check(n >= 1 && n <= 2 &&
-			      !strcmp(sym_name(pcs[0]), "garbage_rbp_walk"),
-		      "fp with rbp=%#lx: stops after %zu frames",
-		      (unsigned long)bad[i], n);
+		tap_ok(n >= 1 && n <= 2 &&
+			       !strcmp(sym_name(pcs[0]), "garbage_rbp_walk"),
+		       "fp with rbp=%#lx: stops after %zu frames",
+		       (unsigned long)bad[i], n);
 	}
 }
 
@@ -230,26 +213,25 @@ int main(void)
 	enum unwind_mode m = UNWIND_FP;
 	pthread_t th;
 
-	check(unwind_parse_mode("dwarf", &m) == 0 && m == UNWIND_DWARF,
-	      "parse dwarf");
-	check(unwind_parse_mode("auto", &m) == 0 && m == UNWIND_AUTO,
-	      "parse auto");
-	check(unwind_parse_mode("fp", &m) == 0 && m == UNWIND_FP, "parse fp");
-	check(unwind_parse_mode("frame", &m) < 0 && m == UNWIND_FP &&
-		      strstr(msg_last(), "'frame'") != NULL,
-	      "parse rejects 'frame': %s", msg_last());
-	check(!strcmp(unwind_mode_name(UNWIND_DWARF), "dwarf"), "mode name");
+	tap_ok(unwind_parse_mode("dwarf", &m) == 0 && m == UNWIND_DWARF,
+	       "parse dwarf");
+	tap_ok(unwind_parse_mode("auto", &m) == 0 && m == UNWIND_AUTO,
+	       "parse auto");
+	tap_ok(unwind_parse_mode("fp", &m) == 0 && m == UNWIND_FP, "parse fp");
+	tap_ok(unwind_parse_mode("frame", &m) < 0 && m == UNWIND_FP &&
+		       strstr(msg_last(), "'frame'") != NULL,
+	       "parse rejects 'frame': %s", msg_last());
+	tap_ok(!strcmp(unwind_mode_name(UNWIND_DWARF), "dwarf"), "mode name");
 
 	run_modes("main");
 	check_modes("main", "main");
 
-	check(pthread_create(&th, NULL, deep_thread, NULL) == 0 &&
-		      pthread_join(th, NULL) == 0,
-	      "thread ran");
+	tap_ok(pthread_create(&th, NULL, deep_thread, NULL) == 0 &&
+		       pthread_join(th, NULL) == 0,
+	       "thread ran");
 	check_modes("thread", "deep_thread");
 
 	check_garbage();
 
-	printf("1..%d\n", test_n);
-	return test_failed ? 1 : 0;
+	return tap_done();
 }
