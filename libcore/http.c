@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: MIT */
+/* Minimal HTTP/1.0 for the control socket: bounded parsing, whole responses. */
+#include "common.h"
+#include "http.h"
+#include "msg.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Percent-decode src[0, n) into out (outsz bytes with the NUL). With
+ * plus_space, '+' means ' ' (query strings). A decoded NUL or control byte
+ * is refused: paths and values end up in file names and JSON.
+ */
+static int pct_decode(const char *src, size_t n, char *out, size_t outsz,
+		      bool plus_space)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int c = (unsigned char)src[i];
+
+		if (c == '%') {
+			int hi, lo;
+
+			if (i + 2 >= n)
+				return -1;
+			hi = hexval((unsigned char)src[i + 1]);
+			lo = hexval((unsigned char)src[i + 2]);
+			if (hi < 0 || lo < 0)
+				return -1;
+			c = hi * 16 + lo;
+			i += 2;
+		} else if (c == '+' && plus_space) {
+			c = ' ';
+		}
+		if (c < 0x20 || c == 0x7f)
+			return -1;
+		if (o + 1 >= outsz)
+			return -1;
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+int http_parse_request(const char *buf, size_t len, struct http_request *req)
+{
+	const char *end = NULL, *p, *sp1, *sp2, *eol, *q;
+	size_t i;
+
+	/* The head ends at the first empty line ("\r\n\r\n" or "\n\n"). */
+	for (i = 0; i < len; i++) {
+		if (buf[i] == '\0')
+			return -1;
+		if (buf[i] != '\n')
+			continue;
+		if (i + 1 < len && buf[i + 1] == '\n') {
+			end = buf + i + 2;
+			break;
+		}
+		if (i + 2 < len && buf[i + 1] == '\r' && buf[i + 2] == '\n') {
+			end = buf + i + 3;
+			break;
+		}
+	}
+	if (!end)
+		return len >= HTTP_HEAD_MAX ? -1 : 0;
+	if ((size_t)(end - buf) > HTTP_HEAD_MAX)
+		return -1;
+
+	eol = memchr(buf, '\n', (size_t)(end - buf));
+	if (!eol)
+		return -1;
+	if (eol > buf && eol[-1] == '\r')
+		eol--;
+	/* Method: an upper-case token, at most 7 bytes. */
+	sp1 = memchr(buf, ' ', (size_t)(eol - buf));
+	if (!sp1 || sp1 == buf || (size_t)(sp1 - buf) >= sizeof(req->method))
+		return -1;
+	for (p = buf; p < sp1; p++)
+		if (*p < 'A' || *p > 'Z')
+			return -1;
+	memcpy(req->method, buf, (size_t)(sp1 - buf));
+	req->method[sp1 - buf] = '\0';
+	/* Target: origin form only, then " HTTP/1.x" to the end of line. */
+	p = sp1 + 1;
+	sp2 = memchr(p, ' ', (size_t)(eol - p));
+	if (!sp2 || sp2 == p || *p != '/')
+		return -1;
+	if (eol - sp2 != 9 || memcmp(sp2 + 1, "HTTP/1.", 7) != 0 ||
+	    (sp2[8] != '0' && sp2[8] != '1'))
+		return -1;
+	req->minor = sp2[8] - '0';
+	for (q = p; q < sp2; q++)
+		if ((unsigned char)*q <= 0x20 || *q == 0x7f)
+			return -1;
+	q = memchr(p, '?', (size_t)(sp2 - p));
+	if (pct_decode(p, (size_t)((q ? q : sp2) - p), req->path,
+		       sizeof(req->path), false) < 0)
+		return -1;
+	req->query[0] = '\0';
+	if (q) {
+		size_t qn = (size_t)(sp2 - q - 1);
+
+		if (qn >= sizeof(req->query))
+			return -1;
+		memcpy(req->query, q + 1, qn);
+		req->query[qn] = '\0';
+	}
+	/* Header lines: only checked for stray control bytes. */
+	for (p = buf; p < end; p++)
+		if ((unsigned char)*p < 0x20 && *p != '\r' && *p != '\n' &&
+		    *p != '\t')
+			return -1;
+	return 1;
+}
+
+int http_query_get(const char *query, const char *key, char *out,
+		   size_t outsz)
+{
+	size_t klen = strlen(key);
+	const char *p = query;
+
+	while (p && *p) {
+		const char *amp = strchr(p, '&');
+		const char *stop = amp ? amp : p + strlen(p);
+		const char *eq = memchr(p, '=', (size_t)(stop - p));
+		const char *kend = eq ? eq : stop;
+
+		if ((size_t)(kend - p) == klen && memcmp(p, key, klen) == 0) {
+			if (!eq) {
+				if (outsz == 0)
+					return -1;
+				out[0] = '\0';
+				return 1;
+			}
+			if (pct_decode(eq + 1, (size_t)(stop - eq - 1), out,
+				       outsz, true) < 0)
+				return -1;
+			return 1;
+		}
+		p = amp ? amp + 1 : NULL;
+	}
+	return 0;
+}
+
+const char *http_reason(int status)
+{
+	switch (status) {
+	case 200:
+		return "OK";
+	case 400:
+		return "Bad Request";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 500:
+		return "Internal Server Error";
+	case 502:
+		return "Bad Gateway";
+	case 503:
+		return "Service Unavailable";
+	case 504:
+		return "Gateway Timeout";
+	default:
+		return "Unknown";
+	}
+}
+
+int http_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	struct stat st;
+	bool sock = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+
+	while (len > 0) {
+		ssize_t n = sock ? send(fd, p, len, MSG_NOSIGNAL)
+				 : write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int http_write_response(int fd, int status, const char *content_type,
+			const char *extra_headers, const void *body,
+			size_t len)
+{
+	char head[1024];
+	int n;
+
+	n = snprintf(head, sizeof(head),
+		     "HTTP/1.0 %d %s\r\nContent-Type: %s\r\n"
+		     "Content-Length: %zu\r\nConnection: close\r\n%s\r\n",
+		     status, http_reason(status), content_type, len,
+		     extra_headers ? extra_headers : "");
+	if (n < 0 || (size_t)n >= sizeof(head)) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	if (http_write_all(fd, head, (size_t)n) < 0)
+		return -1;
+	return len ? http_write_all(fd, body, len) : 0;
+}
+
+int http_write_error(int fd, int status, const char *detail)
+{
+	char body[512];
+	int n = snprintf(body, sizeof(body), "%d %s: %s\n", status,
+			 http_reason(status), detail);
+
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(body))
+		n = sizeof(body) - 1;
+	return http_write_response(fd, status, "text/plain; charset=utf-8",
+				   NULL, body, (size_t)n);
+}
+
+/* Read what fd has, waiting at most timeout_ms. >0 bytes, 0 EOF, -1. */
+static ssize_t read_timeout(int fd, void *buf, size_t len, int timeout_ms)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int r = poll(&pfd, 1, timeout_ms);
+		ssize_t n;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return msg_set_errno(errno, "poll");
+		if (r == 0)
+			return msg_set("timed out after %d ms", timeout_ms);
+		n = read(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return msg_set_errno(errno, "read");
+		return n;
+	}
+}
+
+/* Find the header named name (case-insensitive) in head; copy its value. */
+static bool header_value(const char *head, const char *name, char *out,
+			 size_t outsz)
+{
+	size_t nlen = strlen(name);
+	const char *line = strchr(head, '\n');
+
+	while (line && line[1]) {
+		const char *start = line + 1;
+		const char *next = strchr(start, '\n');
+		size_t llen = next ? (size_t)(next - start) : strlen(start);
+
+		if (llen > nlen && strncasecmp(start, name, nlen) == 0 &&
+		    start[nlen] == ':') {
+			const char *v = start + nlen + 1;
+			size_t vlen;
+
+			while (*v == ' ' || *v == '\t')
+				v++;
+			vlen = (size_t)(start + llen - v);
+			while (vlen && (v[vlen - 1] == '\r' ||
+					v[vlen - 1] == ' '))
+				vlen--;
+			if (vlen >= outsz)
+				vlen = outsz - 1;
+			memcpy(out, v, vlen);
+			out[vlen] = '\0';
+			return true;
+		}
+		line = next;
+	}
+	return false;
+}
+
+int http_read_response(int fd, int timeout_ms, size_t max_body,
+		       struct http_response *resp)
+{
+	size_t cap = 65536, len = 0, hlen = 0;
+	char *buf = malloc(cap), *hend;
+	char clen[32];
+	int status;
+
+	memset(resp, 0, sizeof(*resp));
+	if (!max_body)
+		max_body = (size_t)1 << 30;
+	if (!buf)
+		return msg_set_errno(ENOMEM, "reading the response");
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 >= cap) {
+			char *nb;
+
+			if (cap > max_body + HTTP_HEAD_MAX) {
+				free(buf);
+				return msg_set("response too large");
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				return msg_set_errno(ENOMEM,
+						     "reading the response");
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read_timeout(fd, buf + len, cap - len - 1, timeout_ms);
+		if (n < 0) {
+			free(buf);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	hend = strstr(buf, "\r\n\r\n");
+	if (hend) {
+		hlen = (size_t)(hend - buf) + 4;
+	} else {
+		hend = strstr(buf, "\n\n");
+		if (hend)
+			hlen = (size_t)(hend - buf) + 2;
+	}
+	if (len == 0) {
+		free(buf);
+		return msg_set("connection closed without a response");
+	}
+	if (!hend || hlen > HTTP_HEAD_MAX) {
+		free(buf);
+		return msg_set("connection closed before the end of the "
+			       "response headers");
+	}
+	if (strncmp(buf, "HTTP/1.", 7) != 0 || (buf[7] != '0' && buf[7] != '1') ||
+	    buf[8] != ' ' || buf[9] < '1' || buf[9] > '5' || buf[10] < '0' ||
+	    buf[10] > '9' || buf[11] < '0' || buf[11] > '9') {
+		free(buf);
+		return msg_set("malformed response");
+	}
+	status = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
+	buf[hlen - 1] = '\0'; /* header_value() stops here */
+	if (header_value(buf, "Content-Length", clen, sizeof(clen))) {
+		char *e;
+		unsigned long long want;
+
+		errno = 0;
+		want = strtoull(clen, &e, 10);
+		if (errno || e == clen || *e) {
+			free(buf);
+			return msg_set("malformed response");
+		}
+		if (want != len - hlen) {
+			free(buf);
+			return msg_set("connection closed after %zu of %llu "
+				       "bytes", len - hlen, want);
+		}
+	}
+	if (!header_value(buf, "Content-Type", resp->content_type,
+			  sizeof(resp->content_type)))
+		resp->content_type[0] = '\0';
+	resp->status = status;
+	resp->len = len - hlen;
+	memmove(buf, buf + hlen, resp->len);
+	buf[resp->len] = '\0';
+	resp->body = buf;
+	return 0;
+}
+
+void http_response_free(struct http_response *resp)
+{
+	free(resp->body);
+	resp->body = NULL;
+	resp->len = 0;
+}
