@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The "top" table of a profile by function, as text and JSON, like pprof -top. */
+/* The "top" table of a profile by function, as text and JSON, like pprof -top.
+ */
 #ifndef PALLOC_REPORT_H
 #define PALLOC_REPORT_H
 
@@ -39,6 +40,16 @@
  * thread-safe on distinct reports. Errors: -1 or NULL after msg_set().
  */
 
+/* a + b, saturating at INT64_MIN/INT64_MAX (profile sums never wrap). */
+static inline int64_t report_add_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 struct report_row {
 	const char *name; /* function name, or "BASENAME+0xOFF" (owned) */
 	int64_t flat;	  /* value with this function as the leaf frame */
@@ -67,6 +78,17 @@ struct report {
 int report_sample_index(const struct pprof_profile *p, const char *arg);
 
 /*
+ * The name of frame k (a line index; 0 for a location without lines) of
+ * location l of p, as report rows name it: the function's name, or for an
+ * unsymbolized location "BASENAME+0xOFFSET" (mapping file basename and
+ * file-relative address) or "0xADDRESS" without a mapping, formatted into
+ * buf (len bytes). Returns the function's name (owned by p) or buf.
+ */
+const char *report_frame_name(const struct pprof_profile *p,
+			      const struct pprof_location *l, size_t k,
+			      char *buf, size_t len);
+
+/*
  * Build the by-function report of sample type sample_index of p. Returns
  * a new report (free with report_free), or NULL with msg_set() (ENOMEM,
  * index out of range).
@@ -81,8 +103,7 @@ void report_free(struct report *r);
  * The row of function name, or NULL when the report has no such row. For
  * one-line summaries ("top function") use r->rows[0] when r->n_rows > 0.
  */
-const struct report_row *report_find(const struct report *r,
-				     const char *name);
+const struct report_row *report_find(const struct report *r, const char *name);
 
 /*
  * Format value v of unit like pprof's automatic scaling (bytes: B, kB,

@@ -1,0 +1,517 @@
+/* SPDX-License-Identifier: MIT */
+/* The "top" table of a profile by function, as text and JSON, like pprof -top.
+ */
+#include "report.h"
+
+#include <math.h>
+
+#include "msg.h"
+
+/* One function being summed; the name is not owned here. */
+struct node {
+	const char *name;
+	int64_t flat, cum;
+	size_t stamp; /* last sample (+ 1) that added to cum */
+};
+
+struct builder {
+	struct node *nodes;
+	size_t n_nodes, cap_nodes;
+	uint32_t *slots; /* open addressing, node index + 1 */
+	size_t mask;
+	char **owned; /* generated names of unsymbolized frames */
+	size_t n_owned;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h ^ (h >> 29);
+}
+
+static uint64_t abs64(int64_t v)
+{
+	return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+}
+
+static int rehash(struct builder *b)
+{
+	size_t n = b->mask ? (b->mask + 1) * 2 : 1024;
+	uint32_t *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return msg_set_errno(ENOMEM, "report: out of memory");
+	for (size_t i = 0; i < b->n_nodes; i++) {
+		size_t j = str_hash(b->nodes[i].name) & (n - 1);
+
+		while (slots[j])
+			j = (j + 1) & (n - 1);
+		slots[j] = (uint32_t)i + 1;
+	}
+	free(b->slots);
+	b->slots = slots;
+	b->mask = n - 1;
+	return 0;
+}
+
+/* The node named name (added if new), or -1. */
+static ssize_t node_of(struct builder *b, const char *name)
+{
+	size_t j;
+
+	if (!b->mask || (b->n_nodes + 1) * 2 > b->mask + 1)
+		if (rehash(b) < 0)
+			return -1;
+	for (j = str_hash(name) & b->mask; b->slots[j]; j = (j + 1) & b->mask)
+		if (strcmp(b->nodes[b->slots[j] - 1].name, name) == 0)
+			return (ssize_t)b->slots[j] - 1;
+	if (b->n_nodes == b->cap_nodes) {
+		size_t n = b->cap_nodes ? b->cap_nodes * 2 : 256;
+		struct node *p = realloc(b->nodes, n * sizeof(*p));
+
+		if (!p)
+			return msg_set_errno(ENOMEM, "report: out of memory");
+		b->nodes = p;
+		b->cap_nodes = n;
+	}
+	b->nodes[b->n_nodes] = (struct node){.name = name};
+	b->slots[j] = (uint32_t)b->n_nodes + 1;
+	return (ssize_t)b->n_nodes++;
+}
+
+const char *report_frame_name(const struct pprof_profile *p,
+			      const struct pprof_location *l, size_t k,
+			      char *buf, size_t len)
+{
+	const char *file;
+	const struct pprof_mapping *m;
+
+	if (k < l->n_lines && l->lines[k].function_id &&
+	    l->lines[k].function_id <= p->n_functions)
+		return p->functions[l->lines[k].function_id - 1].name;
+	if (!l->mapping_id || l->mapping_id > p->n_mappings) {
+		snprintf(buf, len, "0x%llx", (unsigned long long)l->address);
+		return buf;
+	}
+	m = &p->mappings[l->mapping_id - 1];
+	file = strrchr(m->file, '/');
+	file = file ? file + 1 : m->file;
+	snprintf(buf, len, "%s+0x%llx", file,
+		 (unsigned long long)(l->address - m->start + m->offset));
+	return buf;
+}
+
+/*
+ * Per location, the node index of each of its frames: computed once, as a
+ * profile has far fewer locations than sample frames.
+ */
+static int map_locations(struct builder *b, const struct pprof_profile *p,
+			 size_t **off, uint32_t **ids)
+{
+	size_t n = 0, k = 0;
+	char buf[256];
+
+	for (size_t i = 0; i < p->n_locations; i++)
+		n += p->locations[i].n_lines ? p->locations[i].n_lines : 1;
+	*off = malloc((p->n_locations + 1) * sizeof(**off));
+	*ids = malloc((n + 1) * sizeof(**ids));
+	b->owned = calloc(p->n_locations + 1, sizeof(*b->owned));
+	if (!*off || !*ids || !b->owned)
+		return msg_set_errno(ENOMEM, "report: out of memory");
+	for (size_t i = 0; i < p->n_locations; i++) {
+		const struct pprof_location *l = &p->locations[i];
+		size_t nl = l->n_lines ? l->n_lines : 1;
+
+		(*off)[i] = k;
+		for (size_t j = 0; j < nl; j++) {
+			const char *name =
+				report_frame_name(p, l, j, buf, sizeof(buf));
+			ssize_t id;
+
+			if (name == buf) {
+				name = strdup(buf);
+				if (!name)
+					return msg_set_errno(
+						ENOMEM,
+						"report: out of memory");
+				b->owned[b->n_owned++] = (char *)name;
+			}
+			id = node_of(b, name);
+			if (id < 0)
+				return -1;
+			(*ids)[k++] = (uint32_t)id;
+		}
+	}
+	(*off)[p->n_locations] = k;
+	return 0;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct report_row *x = a, *y = b;
+	uint64_t fx = abs64(x->flat), fy = abs64(y->flat);
+	int c;
+
+	/* pprof's FlatNameOrder. */
+	if (fx != fy)
+		return fx > fy ? -1 : 1;
+	c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	fx = abs64(x->cum);
+	fy = abs64(y->cum);
+	if (fx != fy)
+		return fx > fy ? -1 : 1;
+	return 0;
+}
+
+static int fill(struct report *r, const struct pprof_profile *p,
+		struct builder *b, const size_t *off, const uint32_t *ids)
+{
+	uint64_t total = 0;
+	size_t n = 0;
+	char *names;
+	size_t names_len = 0;
+
+	for (size_t i = 0; i < p->n_samples; i++) {
+		const struct pprof_sample *s = &p->samples[i];
+		int64_t v = s->values[r->sample_index];
+		bool leaf = true;
+
+		if (v == 0)
+			continue;
+		r->n_samples++;
+		r->sum = report_add_sat(r->sum, v);
+		total = total > UINT64_MAX - abs64(v) ? UINT64_MAX
+						      : total + abs64(v);
+		for (size_t j = 0; j < s->n_locations; j++) {
+			uint64_t lid = s->location_ids[j];
+
+			if (!lid || lid > p->n_locations)
+				return msg_set("report: sample %zu refers to "
+					       "missing location %llu",
+					       i, (unsigned long long)lid);
+			for (size_t k = off[lid - 1]; k < off[lid]; k++) {
+				struct node *nd = &b->nodes[ids[k]];
+
+				if (leaf) {
+					nd->flat = report_add_sat(nd->flat, v);
+					leaf = false;
+				}
+				if (nd->stamp != i + 1) {
+					nd->stamp = i + 1;
+					nd->cum = report_add_sat(nd->cum, v);
+				}
+			}
+		}
+	}
+	r->total = total > INT64_MAX ? INT64_MAX : (int64_t)total;
+
+	for (size_t i = 0; i < b->n_nodes; i++) {
+		if (b->nodes[i].flat || b->nodes[i].cum) {
+			n++;
+			names_len += strlen(b->nodes[i].name) + 1;
+		}
+	}
+	/* One block: rows, then their names, freed together. */
+	r->rows = malloc(n * sizeof(*r->rows) + names_len + 1);
+	if (!r->rows)
+		return msg_set_errno(ENOMEM, "report: out of memory");
+	names = (char *)(r->rows + n);
+	for (size_t i = 0; i < b->n_nodes; i++) {
+		const struct node *nd = &b->nodes[i];
+		size_t len;
+
+		if (!nd->flat && !nd->cum)
+			continue;
+		len = strlen(nd->name) + 1;
+		memcpy(names, nd->name, len);
+		r->rows[r->n_rows++] = (struct report_row){
+			.name = names, .flat = nd->flat, .cum = nd->cum};
+		names += len;
+	}
+	qsort(r->rows, r->n_rows, sizeof(*r->rows), row_cmp);
+	return 0;
+}
+
+struct report *report_by_function(const struct pprof_profile *p,
+				  int sample_index)
+{
+	struct builder b;
+	struct report *r;
+	size_t *off = NULL;
+	uint32_t *ids = NULL;
+	int rc = -1;
+
+	if (sample_index < 0 || (size_t)sample_index >= p->n_sample_types) {
+		msg_set("report: sample index %d out of range (profile has "
+			"%zu sample types)",
+			sample_index, p->n_sample_types);
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		msg_set_errno(ENOMEM, "report: out of memory");
+		return NULL;
+	}
+	memset(&b, 0, sizeof(b));
+	r->sample_index = sample_index;
+	r->sample_type = strdup(p->sample_types[sample_index].type);
+	r->unit = strdup(p->sample_types[sample_index].unit);
+	if (!r->sample_type || !r->unit) {
+		msg_set_errno(ENOMEM, "report: out of memory");
+		goto out;
+	}
+	if (map_locations(&b, p, &off, &ids) < 0 || fill(r, p, &b, off, ids))
+		goto out;
+	rc = 0;
+out:
+	for (size_t i = 0; i < b.n_owned; i++)
+		free(b.owned[i]);
+	free(b.owned);
+	free(b.nodes);
+	free(b.slots);
+	free(off);
+	free(ids);
+	if (rc < 0) {
+		report_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void report_free(struct report *r)
+{
+	if (!r)
+		return;
+	free((char *)r->sample_type);
+	free((char *)r->unit);
+	free(r->rows);
+	free(r);
+}
+
+const struct report_row *report_find(const struct report *r, const char *name)
+{
+	for (size_t i = 0; i < r->n_rows; i++)
+		if (strcmp(r->rows[i].name, name) == 0)
+			return &r->rows[i];
+	return NULL;
+}
+
+int report_sample_index(const struct pprof_profile *p, const char *arg)
+{
+	char list[MSG_MAX / 2];
+	size_t off = 0;
+	int i;
+
+	if (p->n_sample_types == 0)
+		return msg_set("profile has no sample types");
+	if (!arg || !*arg) {
+		if (p->default_sample_type && p->default_sample_type[0]) {
+			i = pprof_sample_type_index(p, p->default_sample_type);
+			if (i >= 0)
+				return i;
+		}
+		return (int)p->n_sample_types - 1;
+	}
+	i = pprof_sample_type_index(p, arg);
+	if (i >= 0)
+		return i;
+	if (arg[0] >= '0' && arg[0] <= '9') {
+		char *end;
+		unsigned long n;
+
+		errno = 0;
+		n = strtoul(arg, &end, 10);
+		if (!errno && !*end && n < p->n_sample_types)
+			return (int)n;
+	}
+	list[0] = '\0';
+	for (size_t k = 0; k < p->n_sample_types && off < sizeof(list); k++) {
+		int w = snprintf(list + off, sizeof(list) - off, "%s%zu=%s",
+				 k ? ", " : "", k, p->sample_types[k].type);
+
+		if (w > 0)
+			off += (size_t)w;
+	}
+	return msg_set("no sample type '%s': the profile has %s", arg, list);
+}
+
+char *report_format_value(int64_t v, const char *unit, char *buf, size_t len)
+{
+	static const char *const names[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+	double x = (double)v, ax = fabs(x);
+	size_t u = 0;
+	int n;
+
+	if (!unit || (strcmp(unit, "bytes") != 0 && strcmp(unit, "byte") != 0 &&
+		      strcmp(unit, "B") != 0)) {
+		snprintf(buf, len, "%lld", (long long)v);
+		return buf;
+	}
+	/* pprof's autoScale: the largest unit the value reaches. */
+	while (u + 1 < ARRAY_SIZE(names) && ax >= ldexp(1.0, 10 * (int)(u + 1)))
+		u++;
+	x = ldexp(x, -10 * (int)u);
+	n = snprintf(buf, len, "%.2f", x);
+	if (n > 3 && (size_t)n < len && strcmp(buf + n - 3, ".00") == 0)
+		buf[n - 3] = '\0';
+	if (strcmp(buf, "0") == 0 || strcmp(buf, "-0") == 0) {
+		snprintf(buf, len, "0");
+		return buf;
+	}
+	n = (int)strlen(buf);
+	snprintf(buf + n, len - (size_t)n, "%s", names[u]);
+	return buf;
+}
+
+/* pprof's measurement.Percentage: of |value|, at least two digits. */
+static void format_pct(int64_t v, int64_t total, char *buf, size_t len)
+{
+	double ratio = total ? fabs((double)v / (double)total) * 100 : 0;
+
+	if (ratio >= 99.95 && ratio <= 100.05)
+		snprintf(buf, len, "  100%%");
+	else if (ratio >= 1.0)
+		snprintf(buf, len, "%5.2f%%", ratio);
+	else
+		snprintf(buf, len, "%5.2g%%", ratio);
+}
+
+static void format_cell(const struct report *r, int64_t v, bool exact,
+			char *buf, size_t len)
+{
+	if (exact)
+		snprintf(buf, len, "%lld", (long long)v);
+	else
+		report_format_value(v, r->unit, buf, len);
+}
+
+int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
+		     bool exact)
+{
+	size_t n = max_rows && max_rows < r->n_rows ? max_rows : r->n_rows;
+	int64_t shown = 0, sum = 0;
+	char a[32], b[32], c[32], d[32], e[32];
+
+	for (size_t i = 0; i < n; i++)
+		shown = report_add_sat(shown, r->rows[i].flat);
+	format_cell(r, shown, exact, a, sizeof(a));
+	format_pct(shown, r->total, b, sizeof(b));
+	format_cell(r, r->total, exact, c, sizeof(c));
+	fprintf(fp, "Type: %s\n", r->sample_type);
+	fprintf(fp, "Showing nodes accounting for %s, %s of %s total\n", a, b,
+		c);
+	if (n < r->n_rows)
+		fprintf(fp, "Showing top %zu nodes out of %zu\n", n, r->n_rows);
+	fprintf(fp, "%10s %5s%% %5s%% %10s %5s%%\n", "flat", "flat", "sum",
+		"cum", "cum");
+	for (size_t i = 0; i < n; i++) {
+		const struct report_row *row = &r->rows[i];
+
+		sum = report_add_sat(sum, row->flat);
+		format_cell(r, row->flat, exact, a, sizeof(a));
+		format_pct(row->flat, r->total, b, sizeof(b));
+		format_pct(sum, r->total, c, sizeof(c));
+		format_cell(r, row->cum, exact, d, sizeof(d));
+		format_pct(row->cum, r->total, e, sizeof(e));
+		fprintf(fp, "%10s %s %s %10s %s  %s\n", a, b, c, d, e,
+			row->name);
+	}
+	if (ferror(fp))
+		return msg_set_errno(errno, "write error");
+	return 0;
+}
+
+const char *report_unit_suffix(const char *unit)
+{
+	if (!unit)
+		return "value";
+	if (strcmp(unit, "bytes") == 0 || strcmp(unit, "byte") == 0 ||
+	    strcmp(unit, "B") == 0)
+		return "bytes";
+	if (strcmp(unit, "count") == 0 || strcmp(unit, "objects") == 0)
+		return "count";
+	if (strcmp(unit, "nanoseconds") == 0 || strcmp(unit, "ns") == 0)
+		return "ns";
+	return "value";
+}
+
+/* A JSON string; names from hostile files may not be UTF-8. */
+static json_t *jstr(const char *s)
+{
+	json_t *j = json_string(s);
+
+	return j ? j : json_string("(invalid UTF-8)");
+}
+
+static json_t *ratio(int64_t v, int64_t total)
+{
+	if (!total)
+		return json_null();
+	return json_real(round(fabs((double)v / (double)total) * 1e6) / 1e6);
+}
+
+/* Set key PREFIX_SUFFIX of o to value (stolen). 0 or -1. */
+static int set_unit(json_t *o, const char *prefix, const char *suffix,
+		    json_t *value)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "%s_%s", prefix, suffix);
+	return json_object_set_new(o, key, value);
+}
+
+json_t *report_to_json(const struct report *r, size_t max_rows)
+{
+	const char *u = report_unit_suffix(r->unit);
+	size_t n = max_rows && max_rows < r->n_rows ? max_rows : r->n_rows;
+	json_t *o = json_object(), *rows = json_array();
+	int64_t sum = 0;
+	int err = 0;
+
+	if (!o || !rows)
+		goto fail;
+	err |= json_object_set_new(o, "sample_type", jstr(r->sample_type));
+	err |= json_object_set_new(o, "unit", jstr(r->unit));
+	err |= set_unit(o, "total", u, json_integer(r->total));
+	err |= set_unit(o, "net", u, json_integer(r->sum));
+	err |= json_object_set_new(o, "function_count",
+				   json_integer((json_int_t)r->n_rows));
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct report_row *row = &r->rows[i];
+		json_t *x = json_object();
+
+		if (!x)
+			goto fail;
+		sum = report_add_sat(sum, row->flat);
+		err |= json_object_set_new(x, "function", jstr(row->name));
+		err |= set_unit(x, "flat", u, json_integer(row->flat));
+		err |= json_object_set_new(x, "flat_ratio",
+					   ratio(row->flat, r->total));
+		err |= json_object_set_new(x, "sum_ratio",
+					   ratio(sum, r->total));
+		err |= set_unit(x, "cum", u, json_integer(row->cum));
+		err |= json_object_set_new(x, "cum_ratio",
+					   ratio(row->cum, r->total));
+		err |= json_array_append_new(rows, x);
+	}
+	err |= json_object_set(o, "functions", rows);
+	json_decref(rows);
+	if (err) {
+		json_decref(o);
+		msg_set_errno(ENOMEM, "report: out of memory");
+		return NULL;
+	}
+	return o;
+fail:
+	json_decref(o);
+	json_decref(rows);
+	msg_set_errno(ENOMEM, "report: out of memory");
+	return NULL;
+}
