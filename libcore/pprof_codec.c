@@ -1,0 +1,1212 @@
+/* SPDX-License-Identifier: MIT */
+/* profile.proto encoding (streamed, no malloc) and hostile-input decoding. */
+#include "pprof_int.h"
+#include "msg.h"
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include "profile.pb-c.h"
+
+/*
+ * Encoding streams the profile field by field instead of building one
+ * Perftools__Profiles__Profile: each sample, mapping, location and
+ * function is packed by protobuf-c on its own (protobuf_c_message_pack()
+ * into a scratch buffer from the profile's allocator; it never allocates
+ * itself) and written with its tag and length. The string table goes last:
+ * protobuf fields may come in any order and repeated fields concatenate,
+ * so indices can be handed out while the rest is written. Memory stays at
+ * a few fixed buffers plus the string index, whatever the profile's size,
+ * and nothing calls malloc: the agent encodes inside its arena.
+ */
+
+#define STAGE_SIZE ((size_t)64 * 1024)
+#define ZOUT_SIZE ((size_t)64 * 1024)
+
+/* Wire types and field numbers of profile.proto. */
+enum {
+	WT_VARINT = 0,
+	WT_I64 = 1,
+	WT_LEN = 2,
+	WT_I32 = 5,
+};
+
+enum {
+	F_SAMPLE_TYPE = 1,
+	F_SAMPLE = 2,
+	F_MAPPING = 3,
+	F_LOCATION = 4,
+	F_FUNCTION = 5,
+	F_STRING_TABLE = 6,
+	F_DROP_FRAMES = 7,
+	F_KEEP_FRAMES = 8,
+	F_TIME_NANOS = 9,
+	F_DURATION_NANOS = 10,
+	F_PERIOD_TYPE = 11,
+	F_PERIOD = 12,
+	F_COMMENT = 13,
+	F_DEFAULT_SAMPLE_TYPE = 14,
+};
+
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
+{
+	const struct pprof_allocator *a = opaque;
+
+	if (size && items > SIZE_MAX / size)
+		return Z_NULL;
+	return a->alloc(a->ctx, (size_t)items * size);
+}
+
+static void z_free(voidpf opaque, voidpf ptr)
+{
+	const struct pprof_allocator *a = opaque;
+
+	if (ptr)
+		a->free(a->ctx, ptr);
+}
+
+static void *pb_alloc(void *ctx, size_t size)
+{
+	const struct pprof_allocator *a = ctx;
+
+	return a->alloc(a->ctx, size ? size : 1);
+}
+
+static void pb_free(void *ctx, void *ptr)
+{
+	const struct pprof_allocator *a = ctx;
+
+	if (ptr)
+		a->free(a->ctx, ptr);
+}
+
+/* Where encoded bytes go: a file descriptor, or a growing memory buffer. */
+struct sink {
+	const struct pprof_allocator *a;
+	int fd; /* -1: memory */
+	bool gzip, z_live;
+	z_stream z;
+	unsigned char *stage, *zout;
+	size_t stage_len;
+	unsigned char *mem;
+	size_t mem_len, mem_cap;
+	unsigned char *scratch; /* for protobuf_c_message_pack() */
+	size_t scratch_cap;
+	int failed;
+};
+
+static int emit(struct sink *s, const unsigned char *data, size_t len)
+{
+	if (s->fd >= 0) {
+		while (len) {
+			ssize_t n = write(s->fd, data, len);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return msg_set_errno(errno, "cannot write "
+							    "profile");
+			data += n;
+			len -= (size_t)n;
+		}
+		return 0;
+	}
+	if (s->mem_cap - s->mem_len < len) {
+		size_t ncap = s->mem_cap ? s->mem_cap : 64 * 1024;
+		unsigned char *nm;
+
+		while (ncap - s->mem_len < len) {
+			if (ncap > SIZE_MAX / 2)
+				return msg_set("cannot encode profile: too "
+					       "large");
+			ncap *= 2;
+		}
+		nm = pprof_int_alloc(s->a, 1, ncap);
+		if (!nm)
+			return -1;
+		if (s->mem_len)
+			memcpy(nm, s->mem, s->mem_len);
+		pprof_int_free(s->a, s->mem);
+		s->mem = nm;
+		s->mem_cap = ncap;
+	}
+	memcpy(s->mem + s->mem_len, data, len);
+	s->mem_len += len;
+	return 0;
+}
+
+/* Push the staged bytes out, compressing them when gzip is on. */
+static int flush_stage(struct sink *s, int zflush)
+{
+	int ret;
+
+	if (!s->gzip) {
+		ret = emit(s, s->stage, s->stage_len);
+		s->stage_len = 0;
+		return ret;
+	}
+	s->z.next_in = s->stage;
+	s->z.avail_in = (uInt)s->stage_len;
+	do {
+		s->z.next_out = s->zout;
+		s->z.avail_out = (uInt)ZOUT_SIZE;
+		ret = deflate(&s->z, zflush);
+		if (ret == Z_STREAM_ERROR)
+			return msg_set("cannot compress profile: zlib stream "
+				       "error");
+		if (emit(s, s->zout, ZOUT_SIZE - s->z.avail_out) < 0)
+			return -1;
+	} while (s->z.avail_out == 0 ||
+		 (zflush == Z_FINISH && ret != Z_STREAM_END));
+	s->stage_len = 0;
+	return 0;
+}
+
+static void put(struct sink *s, const void *data, size_t len)
+{
+	const unsigned char *d = data;
+
+	while (len && !s->failed) {
+		size_t n = STAGE_SIZE - s->stage_len;
+
+		if (n > len)
+			n = len;
+		memcpy(s->stage + s->stage_len, d, n);
+		s->stage_len += n;
+		d += n;
+		len -= n;
+		if (s->stage_len == STAGE_SIZE && flush_stage(s, Z_NO_FLUSH))
+			s->failed = -1;
+	}
+}
+
+static size_t varint_encode(unsigned char *b, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		b[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	b[n++] = (unsigned char)v;
+	return n;
+}
+
+static void put_varint(struct sink *s, uint64_t v)
+{
+	unsigned char b[10];
+
+	put(s, b, varint_encode(b, v));
+}
+
+static void put_key(struct sink *s, unsigned int field, unsigned int wt)
+{
+	put_varint(s, (uint64_t)field << 3 | wt);
+}
+
+/* A proto3 int64 scalar: omitted when zero, like protobuf-c does. */
+static void put_int64_field(struct sink *s, unsigned int field, int64_t v)
+{
+	if (!v)
+		return;
+	put_key(s, field, WT_VARINT);
+	put_varint(s, (uint64_t)v);
+}
+
+static void put_message(struct sink *s, unsigned int field,
+			const ProtobufCMessage *m)
+{
+	size_t len = protobuf_c_message_get_packed_size(m);
+
+	if (s->failed)
+		return;
+	if (len > s->scratch_cap) {
+		size_t ncap = len < 4096 ? 4096 : len * 2;
+
+		pprof_int_free(s->a, s->scratch);
+		s->scratch = pprof_int_alloc(s->a, 1, ncap);
+		s->scratch_cap = s->scratch ? ncap : 0;
+		if (!s->scratch) {
+			s->failed = -1;
+			return;
+		}
+	}
+	protobuf_c_message_pack(m, s->scratch);
+	put_key(s, field, WT_LEN);
+	put_varint(s, len);
+	put(s, s->scratch, len);
+}
+
+/* The string table being built: pointer -> index, and the order. */
+struct strtab {
+	const struct pprof_allocator *a;
+	struct pprof_slot *slots; /* hash: the pointer; val: index + 1 */
+	size_t cap, count;
+	const char **order;
+	size_t order_cap;
+	int failed;
+};
+
+/*
+ * The index of s in the string table, added if new. Interned strings are
+ * unique, so the pointer is the key; a string that was not interned still
+ * works, at worst duplicated in the table. 0 on ENOMEM (failed is set).
+ */
+static int64_t str_index(struct strtab *t, const char *s)
+{
+	uint64_t key = (uintptr_t)s;
+	size_t i, mask;
+
+	if (!s || !*s || t->failed)
+		return 0;
+	if ((t->count + 1) * 2 > t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 1024, j;
+		struct pprof_slot *ns =
+			pprof_int_alloc(t->a, ncap, sizeof(*ns));
+
+		if (!ns) {
+			t->failed = -1;
+			return 0;
+		}
+		memset(ns, 0, ncap * sizeof(*ns));
+		for (j = 0; j < t->cap; j++) {
+			size_t k;
+
+			if (!t->slots[j].val)
+				continue;
+			k = pprof_int_mix(t->slots[j].hash) & (ncap - 1);
+			while (ns[k].val)
+				k = (k + 1) & (ncap - 1);
+			ns[k] = t->slots[j];
+		}
+		pprof_int_free(t->a, t->slots);
+		t->slots = ns;
+		t->cap = ncap;
+	}
+	mask = t->cap - 1;
+	for (i = pprof_int_mix(key) & mask; t->slots[i].val; i = (i + 1) & mask)
+		if (t->slots[i].hash == key)
+			return (int64_t)(t->slots[i].val - 1);
+	if (t->count + 1 >= t->order_cap) {
+		size_t ncap = t->order_cap ? t->order_cap * 2 : 1024;
+		const char **no = pprof_int_alloc(t->a, ncap, sizeof(*no));
+
+		if (!no) {
+			t->failed = -1;
+			return 0;
+		}
+		if (t->count + 1 > 1)
+			memcpy(no, t->order, (t->count + 1) * sizeof(*no));
+		pprof_int_free(t->a, t->order);
+		t->order = no;
+		t->order_cap = ncap;
+	}
+	/* order[0] is "", so the string with index n is order[n]. */
+	t->order[0] = "";
+	t->order[++t->count] = s;
+	t->slots[i].hash = key;
+	t->slots[i].val = t->count + 1;
+	return (int64_t)t->count;
+}
+
+static void encode_value_type(struct sink *s, struct strtab *t,
+			      unsigned int field,
+			      const struct pprof_value_type *vt)
+{
+	Perftools__Profiles__ValueType m =
+		PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+
+	m.type = str_index(t, vt->type);
+	m.unit = str_index(t, vt->unit);
+	put_message(s, field, &m.base);
+}
+
+/* The largest n_labels and n_lines, to size the temporary arrays. */
+static void encode_maxima(const struct pprof_profile *p, size_t *labels,
+			  size_t *lines)
+{
+	size_t i;
+
+	*labels = *lines = 0;
+	for (i = 0; i < p->n_samples; i++)
+		if (p->samples[i].n_labels > *labels)
+			*labels = p->samples[i].n_labels;
+	for (i = 0; i < p->n_locations; i++)
+		if (p->locations[i].n_lines > *lines)
+			*lines = p->locations[i].n_lines;
+}
+
+static int encode_samples(const struct pprof_profile *p, struct sink *s,
+			  struct strtab *t, size_t max_labels)
+{
+	Perftools__Profiles__Label *lab = NULL, **labp = NULL;
+	size_t i, j;
+
+	if (max_labels) {
+		lab = pprof_int_alloc(s->a, max_labels, sizeof(*lab));
+		labp = pprof_int_alloc(s->a, max_labels, sizeof(*labp));
+		if (!lab || !labp) {
+			pprof_int_free(s->a, lab);
+			pprof_int_free(s->a, labp);
+			return -1;
+		}
+	}
+	for (i = 0; i < p->n_samples && !s->failed && !t->failed; i++) {
+		const struct pprof_sample *ps = &p->samples[i];
+		Perftools__Profiles__Sample m =
+			PERFTOOLS__PROFILES__SAMPLE__INIT;
+
+		m.n_location_id = ps->n_locations;
+		m.location_id = ps->location_ids;
+		m.n_value = p->n_sample_types;
+		m.value = ps->values;
+		for (j = 0; j < ps->n_labels; j++) {
+			const struct pprof_label *l = &ps->labels[j];
+
+			perftools__profiles__label__init(&lab[j]);
+			lab[j].key = str_index(t, l->key);
+			lab[j].str = str_index(t, l->str);
+			lab[j].num = l->num;
+			lab[j].num_unit = str_index(t, l->num_unit);
+			labp[j] = &lab[j];
+		}
+		m.n_label = ps->n_labels;
+		m.label = labp;
+		put_message(s, F_SAMPLE, &m.base);
+	}
+	pprof_int_free(s->a, lab);
+	pprof_int_free(s->a, labp);
+	return 0;
+}
+
+static void encode_mappings(const struct pprof_profile *p, struct sink *s,
+			    struct strtab *t)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_mappings && !s->failed; i++) {
+		const struct pprof_mapping *pm = &p->mappings[i];
+		Perftools__Profiles__Mapping m =
+			PERFTOOLS__PROFILES__MAPPING__INIT;
+
+		m.id = i + 1;
+		m.memory_start = pm->start;
+		m.memory_limit = pm->limit;
+		m.file_offset = pm->offset;
+		m.filename = str_index(t, pm->file);
+		m.build_id = str_index(t, pm->build_id);
+		m.has_functions = pm->has_functions;
+		m.has_filenames = pm->has_filenames;
+		m.has_line_numbers = pm->has_line_numbers;
+		m.has_inline_frames = pm->has_inline_frames;
+		put_message(s, F_MAPPING, &m.base);
+	}
+}
+
+static int encode_locations(const struct pprof_profile *p, struct sink *s,
+			    size_t max_lines)
+{
+	Perftools__Profiles__Line *ln = NULL, **lnp = NULL;
+	size_t i, j;
+
+	if (max_lines) {
+		ln = pprof_int_alloc(s->a, max_lines, sizeof(*ln));
+		lnp = pprof_int_alloc(s->a, max_lines, sizeof(*lnp));
+		if (!ln || !lnp) {
+			pprof_int_free(s->a, ln);
+			pprof_int_free(s->a, lnp);
+			return -1;
+		}
+	}
+	for (i = 0; i < p->n_locations && !s->failed; i++) {
+		const struct pprof_location *pl = &p->locations[i];
+		Perftools__Profiles__Location m =
+			PERFTOOLS__PROFILES__LOCATION__INIT;
+
+		m.id = i + 1;
+		m.mapping_id = pl->mapping_id;
+		m.address = pl->address;
+		m.is_folded = pl->is_folded;
+		for (j = 0; j < pl->n_lines; j++) {
+			perftools__profiles__line__init(&ln[j]);
+			ln[j].function_id = pl->lines[j].function_id;
+			ln[j].line = pl->lines[j].line;
+			lnp[j] = &ln[j];
+		}
+		m.n_line = pl->n_lines;
+		m.line = lnp;
+		put_message(s, F_LOCATION, &m.base);
+	}
+	pprof_int_free(s->a, ln);
+	pprof_int_free(s->a, lnp);
+	return 0;
+}
+
+static void encode_functions(const struct pprof_profile *p, struct sink *s,
+			     struct strtab *t)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_functions && !s->failed; i++) {
+		const struct pprof_function *pf = &p->functions[i];
+		Perftools__Profiles__Function m =
+			PERFTOOLS__PROFILES__FUNCTION__INIT;
+
+		m.id = i + 1;
+		m.name = str_index(t, pf->name);
+		m.system_name = str_index(t, pf->system_name);
+		m.filename = str_index(t, pf->file);
+		m.start_line = pf->start_line;
+		put_message(s, F_FUNCTION, &m.base);
+	}
+}
+
+static void encode_scalars(const struct pprof_profile *p, struct sink *s,
+			   struct strtab *t)
+{
+	unsigned char b[10];
+	size_t i, len = 0;
+	int64_t idx;
+
+	put_int64_field(s, F_DROP_FRAMES, str_index(t, p->drop_frames));
+	put_int64_field(s, F_KEEP_FRAMES, str_index(t, p->keep_frames));
+	put_int64_field(s, F_TIME_NANOS, p->time_nanos);
+	put_int64_field(s, F_DURATION_NANOS, p->duration_nanos);
+	if (*p->period_type.type || *p->period_type.unit)
+		encode_value_type(s, t, F_PERIOD_TYPE, &p->period_type);
+	put_int64_field(s, F_PERIOD, p->period);
+	/* comment: packed repeated int64, the proto3 default */
+	for (i = 0; i < p->n_comments; i++)
+		len += varint_encode(b, (uint64_t)str_index(t, p->comments[i]));
+	if (p->n_comments) {
+		put_key(s, F_COMMENT, WT_LEN);
+		put_varint(s, len);
+		for (i = 0; i < p->n_comments; i++) {
+			idx = str_index(t, p->comments[i]);
+			put_varint(s, (uint64_t)idx);
+		}
+	}
+	put_int64_field(s, F_DEFAULT_SAMPLE_TYPE,
+			str_index(t, p->default_sample_type));
+}
+
+static void encode_strings(struct sink *s, const struct strtab *t)
+{
+	size_t i, len;
+
+	/* string_table[0] must be "", even for a profile without strings */
+	put_key(s, F_STRING_TABLE, WT_LEN);
+	put_varint(s, 0);
+	for (i = 1; i <= t->count && !s->failed; i++) {
+		len = strlen(t->order[i]);
+		put_key(s, F_STRING_TABLE, WT_LEN);
+		put_varint(s, len);
+		put(s, t->order[i], len);
+	}
+}
+
+static int encode(const struct pprof_profile *p, struct sink *s)
+{
+	struct strtab t = {.a = s->a};
+	size_t i, max_labels, max_lines;
+	int ret = -1;
+
+	s->stage = pprof_int_alloc(s->a, 1, STAGE_SIZE);
+	if (!s->stage)
+		return -1;
+	if (s->gzip) {
+		s->zout = pprof_int_alloc(s->a, 1, ZOUT_SIZE);
+		if (!s->zout)
+			goto out;
+		s->z.zalloc = z_alloc;
+		s->z.zfree = z_free;
+		s->z.opaque = (voidpf)s->a;
+		/* windowBits 15 + 16: a gzip header and trailer */
+		if (deflateInit2(&s->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED,
+				 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+			msg_set("cannot compress profile: zlib initialisation "
+				"failed");
+			goto out;
+		}
+		s->z_live = true;
+	}
+	encode_maxima(p, &max_labels, &max_lines);
+	for (i = 0; i < p->n_sample_types; i++)
+		encode_value_type(s, &t, F_SAMPLE_TYPE, &p->sample_types[i]);
+	if (encode_samples(p, s, &t, max_labels) < 0)
+		goto out;
+	encode_mappings(p, s, &t);
+	if (encode_locations(p, s, max_lines) < 0)
+		goto out;
+	encode_functions(p, s, &t);
+	encode_scalars(p, s, &t);
+	if (t.failed) {
+		msg_set_errno(ENOMEM, "cannot encode profile");
+		goto out;
+	}
+	encode_strings(s, &t);
+	if (!s->failed && flush_stage(s, Z_FINISH) == 0)
+		ret = 0;
+out:
+	if (s->z_live)
+		deflateEnd(&s->z);
+	pprof_int_free(s->a, s->stage);
+	pprof_int_free(s->a, s->zout);
+	pprof_int_free(s->a, s->scratch);
+	pprof_int_free(s->a, t.slots);
+	pprof_int_free(s->a, t.order);
+	return ret;
+}
+
+int pprof_encode(const struct pprof_profile *p, bool gzip, void **buf,
+		 size_t *len)
+{
+	struct sink s = {.a = &p->internal->a, .fd = -1, .gzip = gzip};
+
+	if (encode(p, &s) < 0) {
+		pprof_int_free(s.a, s.mem);
+		return -1;
+	}
+	if (!s.mem) {
+		/* an empty plain profile still needs a buffer to free */
+		s.mem = pprof_int_alloc(s.a, 1, 1);
+		if (!s.mem)
+			return -1;
+	}
+	*buf = s.mem;
+	*len = s.mem_len;
+	return 0;
+}
+
+void pprof_free_buffer(const struct pprof_profile *p, void *buf)
+{
+	pprof_int_free(&p->internal->a, buf);
+}
+
+int pprof_write_fd(const struct pprof_profile *p, int fd)
+{
+	struct sink s = {.a = &p->internal->a, .fd = fd, .gzip = true};
+
+	return encode(p, &s);
+}
+
+/*
+ * Decoding. The input is hostile: the gzip layer is inflated with a cap,
+ * the top level of the protobuf is walked first so that a bad length is
+ * reported with its byte offset, protobuf-c unpacks (it bounds every
+ * length by the input), and then every reference is checked while the
+ * message is converted into the dense model.
+ */
+
+#define DEFAULT_MAX_SIZE ((size_t)1 << 30)
+#define MAX_SAMPLE_TYPES 1024
+
+static int inflate_all(const unsigned char *in, size_t len, size_t max_size,
+		       const struct pprof_allocator *a, unsigned char **out,
+		       size_t *out_len)
+{
+	z_stream z = {0};
+	unsigned char *buf = NULL;
+	size_t cap, used = 0;
+	uint32_t isize;
+	int ret, rc = -1;
+
+	/* The trailer's ISIZE is a hint, believed only when plausible. */
+	isize = (uint32_t)in[len - 4] | (uint32_t)in[len - 3] << 8 |
+		(uint32_t)in[len - 2] << 16 | (uint32_t)in[len - 1] << 24;
+	cap = 64 * 1024;
+	if (len >= 18 && isize < max_size && isize / 1032 <= len &&
+	    isize >= cap)
+		cap = (size_t)isize + 1;
+	if (cap > max_size + 1)
+		cap = max_size + 1;
+	buf = pprof_int_alloc(a, 1, cap);
+	if (!buf)
+		return -1;
+	z.zalloc = z_alloc;
+	z.zfree = z_free;
+	z.opaque = (voidpf)a;
+	if (inflateInit2(&z, 15 + 16) != Z_OK) {
+		pprof_int_free(a, buf);
+		return msg_set("cannot decompress profile: zlib initialisation "
+			       "failed");
+	}
+	z.next_in = (Bytef *)(uintptr_t)in;
+	for (;;) {
+		size_t chunk_in = len - (size_t)(z.next_in - in);
+
+		z.avail_in = chunk_in > UINT_MAX ? UINT_MAX : (uInt)chunk_in;
+		if (used == cap) {
+			size_t ncap = cap * 2;
+			unsigned char *nb;
+
+			if (cap > max_size) {
+				msg_set("profile is larger than %zu bytes "
+					"uncompressed",
+					max_size);
+				goto out;
+			}
+			if (ncap > max_size + 1)
+				ncap = max_size + 1;
+			nb = pprof_int_alloc(a, 1, ncap);
+			if (!nb)
+				goto out;
+			memcpy(nb, buf, used);
+			pprof_int_free(a, buf);
+			buf = nb;
+			cap = ncap;
+		}
+		z.next_out = buf + used;
+		z.avail_out =
+			(cap - used) > UINT_MAX ? UINT_MAX : (uInt)(cap - used);
+		ret = inflate(&z, Z_NO_FLUSH);
+		used = (size_t)(z.next_out - buf);
+		if (ret == Z_STREAM_END) {
+			size_t left = len - (size_t)(z.next_in - in);
+
+			if (left == 0)
+				break;
+			/* gzip allows several members one after another */
+			if (left >= 2 && z.next_in[0] == 0x1f &&
+			    z.next_in[1] == 0x8b && inflateReset(&z) == Z_OK)
+				continue;
+			msg_set("invalid gzip data: %zu bytes of trailing "
+				"garbage",
+				left);
+			goto out;
+		}
+		if (ret == Z_BUF_ERROR && z.avail_in == 0 && used < cap) {
+			msg_set("truncated gzip data after %zu bytes", used);
+			goto out;
+		}
+		if (ret == Z_MEM_ERROR) {
+			msg_set_errno(ENOMEM, "cannot decompress profile");
+			goto out;
+		}
+		if (ret != Z_OK && ret != Z_BUF_ERROR) {
+			msg_set("invalid gzip data: %s",
+				z.msg ? z.msg : "zlib error");
+			goto out;
+		}
+	}
+	if (used > max_size) {
+		msg_set("profile is larger than %zu bytes uncompressed",
+			max_size);
+		goto out;
+	}
+	*out = buf;
+	*out_len = used;
+	buf = NULL;
+	rc = 0;
+out:
+	inflateEnd(&z);
+	pprof_int_free(a, buf);
+	return rc;
+}
+
+static int varint_decode(const unsigned char *b, size_t len, size_t *pos,
+			 uint64_t *v)
+{
+	uint64_t r = 0;
+	unsigned int shift;
+
+	for (shift = 0; shift < 64 && *pos < len; shift += 7) {
+		unsigned char c = b[(*pos)++];
+
+		r |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*v = r;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Walk the top-level fields so that a bad one is named with its offset. */
+static int wire_check(const unsigned char *b, size_t len)
+{
+	size_t pos = 0;
+
+	while (pos < len) {
+		size_t start = pos;
+		uint64_t key, v;
+		unsigned int wt;
+
+		if (varint_decode(b, len, &pos, &key) < 0)
+			return msg_set("malformed protobuf at byte %zu: "
+				       "truncated field key",
+				       start);
+		wt = key & 7;
+		if ((key >> 3) == 0 || (key >> 3) > 536870911)
+			return msg_set("malformed protobuf at byte %zu: "
+				       "invalid field number %llu",
+				       start, (unsigned long long)(key >> 3));
+		switch (wt) {
+		case WT_VARINT:
+			if (varint_decode(b, len, &pos, &v) < 0)
+				return msg_set("malformed protobuf at byte "
+					       "%zu: truncated varint of "
+					       "field %llu",
+					       start,
+					       (unsigned long long)(key >> 3));
+			break;
+		case WT_I64:
+		case WT_I32:
+			v = wt == WT_I64 ? 8 : 4;
+			if (len - pos < v)
+				return msg_set("malformed protobuf at byte "
+					       "%zu: truncated field %llu",
+					       start,
+					       (unsigned long long)(key >> 3));
+			pos += v;
+			break;
+		case WT_LEN:
+			if (varint_decode(b, len, &pos, &v) < 0)
+				return msg_set("malformed protobuf at byte "
+					       "%zu: truncated length of "
+					       "field %llu",
+					       start,
+					       (unsigned long long)(key >> 3));
+			if (v > len - pos)
+				return msg_set(
+					"malformed protobuf at byte "
+					"%zu: field %llu declares %llu "
+					"bytes but only %zu remain",
+					start, (unsigned long long)(key >> 3),
+					(unsigned long long)v, len - pos);
+			pos += v;
+			break;
+		default:
+			return msg_set("malformed protobuf at byte %zu: "
+				       "unsupported wire type %u of field %llu",
+				       start, wt,
+				       (unsigned long long)(key >> 3));
+		}
+	}
+	return 0;
+}
+
+/* File id -> dense id, for one kind of object. */
+struct idmap {
+	const struct pprof_allocator *a;
+	uint64_t *keys, *vals;
+	size_t cap;
+};
+
+static int idmap_init(struct idmap *m, const struct pprof_allocator *a,
+		      size_t n)
+{
+	m->a = a;
+	m->cap = 16;
+	while (m->cap < n * 2)
+		m->cap *= 2;
+	m->keys = pprof_int_alloc(a, m->cap, sizeof(*m->keys));
+	m->vals = pprof_int_alloc(a, m->cap, sizeof(*m->vals));
+	if (!m->keys || !m->vals)
+		return -1;
+	memset(m->vals, 0, m->cap * sizeof(*m->vals));
+	return 0;
+}
+
+static void idmap_fini(struct idmap *m)
+{
+	pprof_int_free(m->a, m->keys);
+	pprof_int_free(m->a, m->vals);
+}
+
+/* The slot for key: vals[slot] is 0 when the key is absent. */
+static size_t idmap_slot(const struct idmap *m, uint64_t key)
+{
+	size_t i = pprof_int_mix(key) & (m->cap - 1);
+
+	while (m->vals[i] && m->keys[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+static uint64_t idmap_get(const struct idmap *m, uint64_t key)
+{
+	return m->vals[idmap_slot(m, key)];
+}
+
+struct decoder {
+	const Perftools__Profiles__Profile *m;
+	struct pprof_profile *p;
+	const char **strs; /* the string table, interned into p */
+	size_t n_strs;
+	struct idmap mappings, functions, locations;
+};
+
+/* String index idx of field "what" of object "obj" (id: its file id). */
+static int get_str(struct decoder *d, int64_t idx, const char *obj, uint64_t id,
+		   const char *what, const char **out)
+{
+	if (idx < 0 || (uint64_t)idx >= d->n_strs) {
+		if (id)
+			return msg_set("invalid profile: %s %llu: %s has "
+				       "string index %lld, "
+				       "out of range (%zu strings)",
+				       obj, (unsigned long long)id, what,
+				       (long long)idx, d->n_strs);
+		return msg_set("invalid profile: %s: %s has string "
+			       "index %lld, out of range "
+			       "(%zu strings)",
+			       obj, what, (long long)idx, d->n_strs);
+	}
+	*out = d->strs[idx];
+	return 0;
+}
+
+static int decode_strings(struct decoder *d)
+{
+	const Perftools__Profiles__Profile *m = d->m;
+	size_t i;
+
+	if (m->n_string_table == 0)
+		return msg_set("invalid profile: no string table");
+	if (m->string_table[0][0])
+		return msg_set("invalid profile: string_table[0] is not empty");
+	d->strs = pprof_int_alloc(&d->p->internal->a, m->n_string_table,
+				  sizeof(*d->strs));
+	if (!d->strs)
+		return -1;
+	d->n_strs = m->n_string_table;
+	for (i = 0; i < m->n_string_table; i++) {
+		d->strs[i] = pprof_intern(d->p, m->string_table[i]);
+		if (!d->strs[i])
+			return -1;
+	}
+	return 0;
+}
+
+static int decode_value_type(struct decoder *d,
+			     const Perftools__Profiles__ValueType *vt,
+			     const char *obj, uint64_t i,
+			     struct pprof_value_type *out)
+{
+	if (get_str(d, vt->type, obj, i, "type", &out->type) < 0 ||
+	    get_str(d, vt->unit, obj, i, "unit", &out->unit) < 0)
+		return -1;
+	return 0;
+}
+
+static int decode_header(struct decoder *d)
+{
+	const Perftools__Profiles__Profile *m = d->m;
+	struct pprof_profile *p = d->p;
+	struct pprof_value_type *types;
+	const char *s = NULL;
+	size_t i;
+	int ret = -1;
+
+	if (m->n_sample_type > MAX_SAMPLE_TYPES)
+		return msg_set("invalid profile: %zu sample types, more than "
+			       "%d",
+			       m->n_sample_type, MAX_SAMPLE_TYPES);
+	types = pprof_int_alloc(&p->internal->a, m->n_sample_type,
+				sizeof(*types));
+	if (!types)
+		return -1;
+	for (i = 0; i < m->n_sample_type; i++)
+		if (decode_value_type(d, m->sample_type[i], "sample type",
+				      i + 1, &types[i]) < 0)
+			goto out;
+	if (pprof_set_sample_types(p, types, m->n_sample_type) < 0)
+		goto out;
+	if (m->period_type &&
+	    decode_value_type(d, m->period_type, "period type", 0,
+			      &p->period_type) < 0)
+		goto out;
+	p->period = m->period;
+	p->time_nanos = m->time_nanos;
+	p->duration_nanos = m->duration_nanos;
+	if (get_str(d, m->drop_frames, "profile", 0, "drop_frames",
+		    &p->drop_frames) < 0 ||
+	    get_str(d, m->keep_frames, "profile", 0, "keep_frames",
+		    &p->keep_frames) < 0 ||
+	    get_str(d, m->default_sample_type, "profile", 0,
+		    "default_sample_type", &p->default_sample_type) < 0)
+		goto out;
+	for (i = 0; i < m->n_comment; i++) {
+		if (get_str(d, m->comment[i], "comment", i + 1, "text", &s) <
+			    0 ||
+		    pprof_add_comment(p, s) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	pprof_int_free(&p->internal->a, types);
+	return ret;
+}
+
+/* Register file id (of kind obj, at index i) as dense id; -1 if invalid. */
+static int idmap_add(struct idmap *map, const char *obj, size_t i, uint64_t id,
+		     uint64_t dense)
+{
+	size_t slot;
+
+	if (id == 0)
+		return msg_set("invalid profile: %s at index %zu has id 0", obj,
+			       i);
+	slot = idmap_slot(map, id);
+	if (map->vals[slot])
+		return msg_set("invalid profile: duplicate %s id %llu", obj,
+			       (unsigned long long)id);
+	map->keys[slot] = id;
+	map->vals[slot] = dense;
+	return 0;
+}
+
+static int decode_mappings(struct decoder *d)
+{
+	const Perftools__Profiles__Profile *m = d->m;
+	size_t i;
+
+	if (idmap_init(&d->mappings, &d->p->internal->a, m->n_mapping) < 0)
+		return -1;
+	for (i = 0; i < m->n_mapping; i++) {
+		const Perftools__Profiles__Mapping *fm = m->mapping[i];
+		struct pprof_mapping pm = {0};
+		uint64_t id;
+
+		if (idmap_add(&d->mappings, "mapping", i, fm->id, i + 1) < 0)
+			return -1;
+		if (get_str(d, fm->filename, "mapping", fm->id, "filename",
+			    &pm.file) < 0 ||
+		    get_str(d, fm->build_id, "mapping", fm->id, "build_id",
+			    &pm.build_id) < 0)
+			return -1;
+		pm.start = fm->memory_start;
+		pm.limit = fm->memory_limit;
+		pm.offset = fm->file_offset;
+		pm.has_functions = fm->has_functions;
+		pm.has_filenames = fm->has_filenames;
+		pm.has_line_numbers = fm->has_line_numbers;
+		pm.has_inline_frames = fm->has_inline_frames;
+		id = pprof_add_mapping(d->p, &pm);
+		if (!id)
+			return -1;
+	}
+	return 0;
+}
+
+static int decode_functions(struct decoder *d)
+{
+	const Perftools__Profiles__Profile *m = d->m;
+	size_t i;
+
+	if (idmap_init(&d->functions, &d->p->internal->a, m->n_function) < 0)
+		return -1;
+	for (i = 0; i < m->n_function; i++) {
+		const Perftools__Profiles__Function *f = m->function[i];
+		const char *name, *sys, *file;
+		uint64_t id;
+
+		if (get_str(d, f->name, "function", f->id, "name", &name) < 0 ||
+		    get_str(d, f->system_name, "function", f->id, "system_name",
+			    &sys) < 0 ||
+		    get_str(d, f->filename, "function", f->id, "filename",
+			    &file) < 0)
+			return -1;
+		id = pprof_int_append_function(d->p, name, sys, file,
+					       f->start_line);
+		if (!id ||
+		    idmap_add(&d->functions, "function", i, f->id, id) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int decode_locations(struct decoder *d)
+{
+	const Perftools__Profiles__Profile *m = d->m;
+	const struct pprof_allocator *a = &d->p->internal->a;
+	struct pprof_line *lines = NULL;
+	size_t i, j, n, max_lines = 0;
+	int ret = -1;
+
+	for (i = 0; i < m->n_location; i++)
+		if (m->location[i]->n_line > max_lines)
+			max_lines = m->location[i]->n_line;
+	lines = pprof_int_alloc(a, max_lines, sizeof(*lines));
+	if (!lines || idmap_init(&d->locations, a, m->n_location) < 0)
+		goto out;
+	for (i = 0; i < m->n_location; i++) {
+		const Perftools__Profiles__Location *l = m->location[i];
+		uint64_t mid = 0, id;
+
+		if (l->mapping_id) {
+			mid = idmap_get(&d->mappings, l->mapping_id);
+			if (!mid) {
+				msg_set("invalid profile: location %llu refers "
+					"to missing mapping %llu",
+					(unsigned long long)l->id,
+					(unsigned long long)l->mapping_id);
+				goto out;
+			}
+		}
+		for (j = n = 0; j < l->n_line; j++) {
+			const Perftools__Profiles__Line *fl = l->line[j];
+
+			/* pprof allows a line without a function: drop it */
+			if (!fl->function_id)
+				continue;
+			lines[n].function_id =
+				idmap_get(&d->functions, fl->function_id);
+			lines[n].line = fl->line;
+			if (!lines[n].function_id) {
+				msg_set("invalid profile: location %llu line "
+					"%zu refers to missing function %llu",
+					(unsigned long long)l->id, j + 1,
+					(unsigned long long)fl->function_id);
+				goto out;
+			}
+			n++;
+		}
+		id = pprof_int_append_location(d->p, mid, l->address, lines, n,
+					       l->is_folded);
+		if (!id ||
+		    idmap_add(&d->locations, "location", i, l->id, id) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	pprof_int_free(a, lines);
+	return ret;
+}
+
+static int decode_samples(struct decoder *d)
+{
+	const Perftools__Profiles__Profile *m = d->m;
+	const struct pprof_allocator *a = &d->p->internal->a;
+	struct pprof_label *labels = NULL;
+	uint64_t *locs = NULL;
+	size_t i, j, max_locs = 0, max_labels = 0;
+	int ret = -1;
+
+	for (i = 0; i < m->n_sample; i++) {
+		if (m->sample[i]->n_location_id > max_locs)
+			max_locs = m->sample[i]->n_location_id;
+		if (m->sample[i]->n_label > max_labels)
+			max_labels = m->sample[i]->n_label;
+	}
+	locs = pprof_int_alloc(a, max_locs, sizeof(*locs));
+	labels = pprof_int_alloc(a, max_labels, sizeof(*labels));
+	if (!locs || !labels)
+		goto out;
+	for (i = 0; i < m->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = m->sample[i];
+
+		if (s->n_value != m->n_sample_type) {
+			msg_set("invalid profile: sample %zu has %zu values "
+				"for %zu sample types",
+				i + 1, s->n_value, m->n_sample_type);
+			goto out;
+		}
+		for (j = 0; j < s->n_location_id; j++) {
+			locs[j] = idmap_get(&d->locations, s->location_id[j]);
+			if (!locs[j]) {
+				msg_set("invalid profile: sample %zu refers to "
+					"missing location %llu",
+					i + 1,
+					(unsigned long long)s->location_id[j]);
+				goto out;
+			}
+		}
+		for (j = 0; j < s->n_label; j++) {
+			const Perftools__Profiles__Label *l = s->label[j];
+
+			labels[j].num = l->num;
+			if (get_str(d, l->key, "sample", i + 1, "label key",
+				    &labels[j].key) < 0 ||
+			    get_str(d, l->str, "sample", i + 1, "label str",
+				    &labels[j].str) < 0 ||
+			    get_str(d, l->num_unit, "sample", i + 1,
+				    "label num_unit", &labels[j].num_unit) < 0)
+				goto out;
+		}
+		if (pprof_add_sample(d->p, locs, s->n_location_id, s->value,
+				     labels, s->n_label) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	pprof_int_free(a, locs);
+	pprof_int_free(a, labels);
+	return ret;
+}
+
+static int convert(struct decoder *d)
+{
+	if (decode_strings(d) < 0 || decode_header(d) < 0 ||
+	    decode_mappings(d) < 0 || decode_functions(d) < 0 ||
+	    decode_locations(d) < 0 || decode_samples(d) < 0)
+		return -1;
+	return 0;
+}
+
+struct pprof_profile *pprof_decode(const void *buf, size_t len, size_t max_size,
+				   const struct pprof_allocator *alloc)
+{
+	const unsigned char *in = buf;
+	unsigned char *plain = NULL;
+	ProtobufCAllocator pa;
+	Perftools__Profiles__Profile *m;
+	struct decoder d = {0};
+	size_t plain_len = len;
+	struct pprof_profile *p = NULL;
+	int ret;
+
+	if (!alloc)
+		alloc = &pprof_int_default_allocator;
+	if (!max_size)
+		max_size = DEFAULT_MAX_SIZE;
+	if (len == 0) {
+		msg_set("invalid profile: empty input");
+		return NULL;
+	}
+	if (len >= 2 && in[0] == 0x1f && in[1] == 0x8b) {
+		if (len < 18) {
+			msg_set("truncated gzip data: %zu bytes", len);
+			return NULL;
+		}
+		if (inflate_all(in, len, max_size, alloc, &plain, &plain_len) <
+		    0)
+			return NULL;
+		in = plain;
+	} else if (len > max_size) {
+		msg_set("profile is larger than %zu bytes", max_size);
+		return NULL;
+	}
+	if (wire_check(in, plain_len) < 0) {
+		pprof_int_free(alloc, plain);
+		return NULL;
+	}
+	pa.alloc = pb_alloc;
+	pa.free = pb_free;
+	pa.allocator_data = (void *)alloc;
+	m = (Perftools__Profiles__Profile *)protobuf_c_message_unpack(
+		&perftools__profiles__profile__descriptor, &pa, plain_len, in);
+	pprof_int_free(alloc, plain);
+	if (!m) {
+		msg_set("malformed protobuf: not a profile.proto message "
+			"(a field has the wrong type or a bad length)");
+		return NULL;
+	}
+	p = pprof_new(alloc);
+	if (p) {
+		d.m = m;
+		d.p = p;
+		ret = convert(&d);
+		pprof_int_free(alloc, d.strs);
+		idmap_fini(&d.mappings);
+		idmap_fini(&d.functions);
+		idmap_fini(&d.locations);
+		if (ret < 0) {
+			pprof_free(p);
+			p = NULL;
+		}
+	}
+	protobuf_c_message_free_unpacked(&m->base, &pa);
+	return p;
+}
