@@ -1,0 +1,890 @@
+/* SPDX-License-Identifier: MIT */
+/* palloc-run: run a program with the heap profiling agent preloaded. */
+#include "common.h"
+#include "elfcheck.h"
+#include "msg.h"
+#include "num.h"
+#include "pprof.h"
+#include "report.h"
+#include "unwind.h"
+#if __has_include("symbols.h")
+#include "symbols.h"
+#define HAVE_SYMBOLS_H 1
+#endif
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Exit codes of wrappers like env(1) and timeout(1). */
+#define EXIT_PALLOC 125	  /* palloc-run itself failed or refused */
+#define EXIT_CANNOT_RUN 126 /* the program cannot be executed */
+#define EXIT_NOT_FOUND 127  /* the program was not found */
+
+#define DEFAULT_OUTPUT "palloc.%e.%p.pb.gz"
+
+static PALLOC_NORETURN void usage(void)
+{
+	printf("Usage:\n"
+	       " palloc-run [options] [--] <program> [<argument>...]\n"
+	       "\n"
+	       "Run a program with the palloc agent preloaded, then symbolize "
+	       "the heap profiles\n"
+	       "it wrote (pprof format) and print one summary line for each.\n"
+	       "\n"
+	       "Options:\n"
+	       " -o, --output <pattern>     profile path; %%p pid, %%e program "
+	       "name, %%n sequence,\n"
+	       "                              %%t unix time (default "
+	       "%s)\n"
+	       " -r, --sample-rate <bytes>  mean bytes between samples; 1 "
+	       "records every\n"
+	       "                              allocation, 0 only counts "
+	       "(default 512k)\n"
+	       " -i, --interval <seconds>   also write a profile every "
+	       "<seconds>\n"
+	       "     --unwind <method>      fp, dwarf or auto (default auto)\n"
+	       "     --max-depth <frames>   frames kept per stack, 1-%d "
+	       "(default 64)\n"
+	       "     --no-follow            do not profile child processes\n"
+	       "     --peak                 also keep the profile at peak "
+	       "heap use\n"
+	       "     --exact                count live and peak bytes exactly "
+	       "(slower)\n"
+	       "     --no-symbolize         keep raw addresses in the "
+	       "profiles\n"
+	       "     --http <address>       serve the profiles over HTTP "
+	       "while it runs\n"
+	       " -q, --quiet                no summary lines\n"
+	       "\n"
+	       " -h, --help                 display this help\n"
+	       " -V, --version              display version\n"
+	       "\n"
+	       "Exit status is the program's (128+N if a signal N killed it); "
+	       "125 if palloc-run\n"
+	       "fails, 126 if the program cannot be run, 127 if it is not "
+	       "found.\n"
+	       "\n"
+	       "For more details see palloc-run(1).\n",
+	       DEFAULT_OUTPUT, UNWIND_MAX_FRAMES);
+	exit(0);
+}
+
+/*
+ * Signal forwarding. palloc-run stays in the program's process group, as
+ * env(1) and timeout --foreground do, so signals from the terminal (^C,
+ * ^\, hangup) reach the program directly from the kernel; forwarding them
+ * too would deliver them twice. The kernel marks those with SI_KERNEL, so
+ * they are forwarded only when the program has left our process group.
+ * Signals sent with kill(2) (SI_USER, SI_QUEUE: a supervisor, kill(1),
+ * systemd) are addressed to palloc-run alone and are forwarded, except
+ * those the program sends us itself. Once the program has been reaped,
+ * a forwarded signal takes its default action on palloc-run (a second ^C
+ * interrupts symbolization; profiles are replaced atomically).
+ */
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+				 SIGUSR1, SIGUSR2 };
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig, siginfo_t *si, void *ctx)
+{
+	pid_t pid = child_pid;
+	int saved = errno;
+
+	(void)ctx;
+	if (pid <= 0) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	} else if (si->si_code == SI_KERNEL) {
+		if (getpgid(pid) != getpgrp())
+			kill(pid, sig);
+	} else if (si->si_pid != pid) {
+		kill(pid, sig);
+	}
+	errno = saved;
+}
+
+static void block_forwarded(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
+		sigaddset(&set, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void install_forwarding(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
+		sigaddset(&sa.sa_mask, forwarded[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++) {
+		struct sigaction old;
+
+		/* An ignored signal stays ignored, for us and the program. */
+		if (sigaction(forwarded[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(forwarded[i], &sa, NULL);
+	}
+}
+
+/*
+ * The agent: $PALLOC_AGENT; else the build tree's copy when palloc-run
+ * runs from a build tree (so an older installed agent never shadows the
+ * one just built); else the installed one. Returns a malloc'd absolute
+ * path, or NULL after printing why.
+ */
+static char *find_agent(void)
+{
+	const char *env = getenv("PALLOC_AGENT");
+	char exe[PATH_MAX], cand[PATH_MAX + 64], *abs;
+	ssize_t n;
+
+	if (env && *env) {
+		abs = realpath(env, NULL);
+		if (!abs)
+			msg_error("cannot use agent '%s' (from PALLOC_AGENT): %s",
+				  env, strerror(errno));
+		return abs;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(cand, sizeof(cand),
+				 "%s/../libcore/.libs/libpalloc.so", exe);
+			if (access(cand, R_OK) == 0)
+				return realpath(cand, NULL);
+		}
+	}
+	snprintf(cand, sizeof(cand), "%s/libpalloc.so", PALLOC_PKGLIBDIR);
+	abs = realpath(cand, NULL);
+	if (!abs)
+		msg_error("cannot find the agent '%s': %s", cand,
+			  strerror(errno));
+	return abs;
+}
+
+/*
+ * Resolve name like execvp(3): a name with a slash is used as is, others
+ * are searched in $PATH (default: confstr's). Writes the path to out and
+ * returns 0, or returns the errno execvp would report: ENOENT, or EACCES
+ * when only non-executable candidates were found.
+ */
+static int resolve_program(const char *name, char *out, size_t out_size)
+{
+	const char *path = getenv("PATH");
+	char defpath[256];
+	bool saw_eacces = false;
+	int err = ENOENT;
+
+	if (!*name)
+		return ENOENT;
+	if (strchr(name, '/')) {
+		struct stat st;
+
+		if (snprintf(out, out_size, "%s", name) >= (int)out_size)
+			return ENAMETOOLONG;
+		if (stat(name, &st) < 0)
+			return errno;
+		if (S_ISDIR(st.st_mode))
+			return EISDIR;
+		if (access(name, X_OK) < 0)
+			return errno;
+		return 0;
+	}
+	if (!path) {
+		size_t len = confstr(_CS_PATH, defpath, sizeof(defpath));
+
+		path = len > 0 && len <= sizeof(defpath) ? defpath : "/bin:/usr/bin";
+	}
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		int dirlen = (int)(end - p);
+		struct stat st;
+
+		/* An empty entry means the working directory. */
+		if (snprintf(out, out_size, "%.*s%s%s", dirlen, p,
+			     dirlen ? "/" : "", name) < (int)out_size &&
+		    stat(out, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			if (access(out, X_OK) == 0)
+				return 0;
+			saw_eacces = true;
+		}
+		if (!*end)
+			break;
+		p = end;
+	}
+	if (saw_eacces)
+		err = EACCES;
+	return err;
+}
+
+/* Set name=value in the environment, or exit 125 on ENOMEM. */
+static void set_env(const char *name, const char *value)
+{
+	if (setenv(name, value, 1) < 0) {
+		msg_error("cannot set '%s': %s", name, strerror(errno));
+		exit(EXIT_PALLOC);
+	}
+}
+
+/*
+ * Put the agent first in LD_PRELOAD (so its malloc is the one the program
+ * calls, and it forwards to a preloaded allocator after it), keeping the
+ * user's entries, once.
+ */
+static void set_preload(const char *agent)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *val;
+
+	if (old && *old) {
+		if (strstr(old, agent))
+			return;
+		if (asprintf(&val, "%s:%s", agent, old) < 0) {
+			msg_error("cannot set 'LD_PRELOAD': %s",
+				  strerror(ENOMEM));
+			exit(EXIT_PALLOC);
+		}
+		set_env("LD_PRELOAD", val);
+		free(val);
+	} else {
+		set_env("LD_PRELOAD", agent);
+	}
+}
+
+/*
+ * The profiles a run writes are found by their names: the output pattern
+ * with its %p, %e, %n and %t turned into "*" (glob(3), the rest escaped),
+ * minus the files that matched before the run with the same identity
+ * (device, inode, size, mtime). The agent replaces files by rename, so a
+ * rewritten profile is a new inode.
+ */
+static char *pattern_to_glob(const char *pattern)
+{
+	size_t len = strlen(pattern);
+	char *g = malloc(2 * len + 1), *q = g;
+
+	if (!g)
+		return NULL;
+	for (const char *p = pattern; *p; p++) {
+		if (*p == '%' && p[1]) {
+			p++;
+			if (strchr("penst", *p)) {
+				if (q == g || q[-1] != '*')
+					*q++ = '*';
+				continue;
+			}
+			if (*p != '%')
+				*q++ = '%';
+		}
+		if (strchr("*?[\\", *p))
+			*q++ = '\\';
+		*q++ = *p;
+	}
+	*q = '\0';
+	return g;
+}
+
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
+struct snapshot {
+	glob_t g;
+	struct file_id *ids;
+	size_t n;
+};
+
+static int take_snapshot(const char *glob_pattern, struct snapshot *s)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	rc = glob(glob_pattern, 0, NULL, &s->g);
+	if (rc == GLOB_NOMATCH)
+		return 0;
+	if (rc != 0)
+		return -1;
+	s->n = s->g.gl_pathc;
+	s->ids = calloc(s->n ? s->n : 1, sizeof(*s->ids));
+	if (!s->ids)
+		return -1;
+	for (size_t i = 0; i < s->n; i++) {
+		struct stat st;
+
+		if (stat(s->g.gl_pathv[i], &st) < 0)
+			continue;
+		s->ids[i] = (struct file_id){ st.st_dev, st.st_ino, st.st_size,
+					      st.st_mtim };
+	}
+	return 0;
+}
+
+static void free_snapshot(struct snapshot *s)
+{
+	if (s->n || s->g.gl_pathv)
+		globfree(&s->g);
+	free(s->ids);
+}
+
+static bool in_snapshot(const struct snapshot *s, const char *path,
+			const struct stat *st)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct file_id *id = &s->ids[i];
+
+		if (strcmp(s->g.gl_pathv[i], path) == 0 &&
+		    id->dev == st->st_dev && id->ino == st->st_ino &&
+		    id->size == st->st_size &&
+		    id->mtime.tv_sec == st->st_mtim.tv_sec &&
+		    id->mtime.tv_nsec == st->st_mtim.tv_nsec)
+			return true;
+	}
+	return false;
+}
+
+/* "12.3 MiB": human units for the one human line palloc-run prints. */
+static const char *human_bytes(int64_t v, char *buf, size_t len)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	double d = (double)v;
+	size_t u = 0;
+
+	if (v < 1024 && v > -1024) {
+		snprintf(buf, len, "%lld B", (long long)v);
+		return buf;
+	}
+	d /= 1024;
+	while ((d >= 1024 || d <= -1024) && u + 1 < ARRAY_SIZE(units)) {
+		d /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.1f %s", d, units[u]);
+	return buf;
+}
+
+/* The path as the user would write it: relative to cwd when inside it. */
+static const char *display_path(const char *path, const char *cwd)
+{
+	size_t n = strlen(cwd);
+
+	if (n > 1 && strncmp(path, cwd, n) == 0 && path[n] == '/')
+		return path + n + 1;
+	return path;
+}
+
+/*
+ * The sum of sample type type over p (through the by-function report, as
+ * pprof totals it), and with top non-NULL the leaf function holding the
+ * most of it (a malloc'd copy, "" when no sample has a value). Returns 0,
+ * or -1 with msg_set() when the type is missing or on ENOMEM.
+ */
+static int profile_total(const struct pprof_profile *p, const char *type,
+			 int64_t *sum, char **top)
+{
+	int idx = pprof_sample_type_index(p, type);
+	struct report *r;
+
+	if (idx < 0)
+		return msg_set("no sample type '%s'", type);
+	r = report_by_function(p, idx);
+	if (!r)
+		return -1;
+	*sum = r->sum;
+	if (top) {
+		*top = strdup(r->n_rows > 0 && r->rows[0].flat != 0 ?
+				      r->rows[0].name :
+				      "");
+		if (!*top) {
+			report_free(r);
+			return msg_set_errno(ENOMEM, "cannot summarize");
+		}
+	}
+	report_free(r);
+	return 0;
+}
+
+/*
+ * The summary line: "wrote PATH: alloc 1.2 MiB in 345 objects, inuse ...,
+ * top inuse: FUNCTION" (top alloc when nothing is in use at the end).
+ */
+static int print_summary(const struct pprof_profile *p, const char *shown)
+{
+	int64_t ao = 0, as = 0, io = 0, is = 0;
+	char *top = NULL, a[32], b[32];
+	const char *kind = "inuse";
+
+	if (profile_total(p, "alloc_objects", &ao, NULL) < 0 ||
+	    profile_total(p, "alloc_space", &as, NULL) < 0 ||
+	    profile_total(p, "inuse_objects", &io, NULL) < 0 ||
+	    profile_total(p, "inuse_space", &is, &top) < 0)
+		return -1;
+	if (!*top) {
+		free(top);
+		kind = "alloc";
+		if (profile_total(p, "alloc_space", &as, &top) < 0)
+			return -1;
+	}
+	fprintf(stderr,
+		"%s: wrote %s: alloc %s in %lld objects, inuse %s in %lld "
+		"objects, top %s: %s\n",
+		msg_prog(), shown, human_bytes(as, a, sizeof(a)), (long long)ao,
+		human_bytes(is, b, sizeof(b)), (long long)io, kind,
+		*top ? top : "(no samples)");
+	free(top);
+	return 0;
+}
+
+/*
+ * Symbolize (unless raw) and summarize one profile the run wrote.
+ * Problems are warnings: the program has run, its status stands.
+ */
+static void process_profile(const char *path, const char *shown, bool raw,
+			    bool quiet)
+{
+	struct pprof_profile *p = pprof_read_file(path);
+
+	if (!p) {
+		msg_error_last("warning: cannot read profile '%s'", shown);
+		return;
+	}
+#ifdef HAVE_SYMBOLS_H
+	if (!raw) {
+		struct symbols_stats stats;
+
+		if (symbols_symbolize(p, "", &stats) < 0)
+			msg_error_last("warning: cannot symbolize '%s'",
+				       shown);
+		else if (pprof_write_file(p, path) < 0)
+			msg_error_last("warning: cannot write '%s'", shown);
+	}
+#else
+	(void)raw;
+#endif
+	if (!quiet && print_summary(p, shown) < 0)
+		msg_error_last("warning: cannot summarize '%s'", shown);
+	pprof_free(p);
+}
+
+/*
+ * Process every file matching the output pattern that was not there, the
+ * same, before the run. Returns how many there were.
+ */
+static size_t process_new_profiles(const char *glob_pattern,
+				   const struct snapshot *before,
+				   const char *cwd, bool raw, bool quiet)
+{
+	glob_t g;
+	size_t found = 0;
+
+	memset(&g, 0, sizeof(g));
+	if (glob(glob_pattern, 0, NULL, &g) != 0)
+		return 0;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *f = g.gl_pathv[i];
+		struct stat st;
+
+		if (stat(f, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    in_snapshot(before, f, &st))
+			continue;
+		found++;
+		process_profile(f, display_path(f, cwd), raw, quiet);
+	}
+	globfree(&g);
+	return found;
+}
+
+/* The absolute form of pattern (the program may chdir before it writes). */
+static char *absolute_pattern(const char *pattern, const char *cwd)
+{
+	char *abs;
+
+	if (pattern[0] == '/')
+		return strdup(pattern);
+	if (asprintf(&abs, "%s/%s", cwd, pattern) < 0)
+		return NULL;
+	return abs;
+}
+
+/* The directory part of an output pattern must exist and be writable. */
+static void check_output_dir(const char *abs_pattern, const char *shown)
+{
+	char *dir = strdup(abs_pattern), *slash;
+
+	if (!dir) {
+		msg_error("%s", strerror(ENOMEM));
+		exit(EXIT_PALLOC);
+	}
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	if (!strchr(dir, '%') && access(dir, W_OK | X_OK) < 0) {
+		msg_error("cannot write profiles to '%s': %s", shown,
+			  strerror(errno));
+		exit(EXIT_PALLOC);
+	}
+	free(dir);
+}
+
+/* Refuse with 125 when the loader cannot preload into the program. */
+static void check_preloadable(const char *name, const char *path)
+{
+	struct elfcheck_result r;
+
+	if (elfcheck_program(path, &r) < 0) {
+		int e = errno;
+
+		msg_error("cannot run '%s': %s", name, msg_last());
+		exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
+	}
+	if (r.verdict == ELFCHECK_OK)
+		return;
+	if (r.scripts > 0)
+		msg_error("cannot profile '%s': its interpreter '%s' is %s",
+			  name, r.target, elfcheck_reason(r.verdict));
+	else
+		msg_error("cannot profile '%s': %s", name,
+			  elfcheck_reason(r.verdict));
+	exit(EXIT_PALLOC);
+}
+
+/*
+ * Fork and exec; the child reports an exec failure's errno through a
+ * close-on-exec pipe, so the parent can tell "ran" from "could not run".
+ * Returns the child's pid, or -1 with *exec_errno set.
+ */
+static pid_t spawn(const char *path, char **argv, int *exec_errno)
+{
+	sigset_t old;
+	int fds[2];
+	pid_t pid;
+	ssize_t n;
+	int err = 0;
+
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		msg_error("cannot create a pipe: %s", strerror(errno));
+		exit(EXIT_PALLOC);
+	}
+	block_forwarded(&old);
+	install_forwarding();
+	pid = fork();
+	if (pid < 0) {
+		msg_error("cannot fork: %s", strerror(errno));
+		exit(EXIT_PALLOC);
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		execv(path, argv);
+		err = errno;
+		if (err == ENOEXEC) {
+			/* execvp(3)'s rule: hand it to the shell. */
+			size_t argc = 0;
+			char **sh;
+
+			while (argv[argc])
+				argc++;
+			sh = calloc(argc + 2, sizeof(*sh));
+			if (sh) {
+				sh[0] = (char *)"sh";
+				sh[1] = (char *)path;
+				for (size_t i = 1; i <= argc; i++)
+					sh[i + 1] = argv[i];
+				execv("/bin/sh", sh);
+				err = errno;
+			}
+		}
+		if (write(fds[1], &err, sizeof(err)) < 0)
+			_exit(EXIT_CANNOT_RUN);
+		_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
+	}
+	child_pid = pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(fds[1]);
+	do {
+		n = read(fds[0], &err, sizeof(err));
+	} while (n < 0 && errno == EINTR);
+	close(fds[0]);
+	if (n == (ssize_t)sizeof(err)) {
+		*exec_errno = err;
+		return -1;
+	}
+	return pid;
+}
+
+/*
+ * Wait for the program without reaping it first (WNOWAIT), so its pid
+ * cannot be reused while a signal handler may still kill() it; then reap
+ * it with the handlers blocked. Returns the status the wait gave.
+ */
+static int wait_program(pid_t pid)
+{
+	siginfo_t si;
+	sigset_t old;
+	int status = 0;
+
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0)
+			break;
+		if (errno != EINTR) {
+			msg_error("cannot wait for the program: %s",
+				  strerror(errno));
+			exit(EXIT_PALLOC);
+		}
+	}
+	block_forwarded(&old);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	child_pid = 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return status;
+}
+
+enum {
+	OPT_UNWIND = CHAR_MAX + 1,
+	OPT_MAX_DEPTH,
+	OPT_NO_FOLLOW,
+	OPT_PEAK,
+	OPT_EXACT,
+	OPT_NO_SYMBOLIZE,
+	OPT_HTTP,
+};
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "sample-rate", required_argument, NULL, 'r' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "unwind", required_argument, NULL, OPT_UNWIND },
+		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
+		{ "peak", no_argument, NULL, OPT_PEAK },
+		{ "exact", no_argument, NULL, OPT_EXACT },
+		{ "no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE },
+		{ "http", required_argument, NULL, OPT_HTTP },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *output = NULL, *interval = NULL, *unwind = NULL;
+	const char *http = NULL;
+	bool no_follow = false, peak = false, exact = false, raw = false;
+	bool quiet = false, have_rate = false, have_depth = false;
+	uint64_t rate = 0, depth = 0, ns;
+	char path[PATH_MAX], cwd[PATH_MAX], num[32];
+	char *agent, *abs_pattern, *glob_pattern;
+	struct snapshot before;
+	int c, err, status, exec_errno = 0;
+	pid_t pid;
+
+	msg_init(argv[0]);
+	opterr = 0;
+	/* "+": options end at the program name, as with env(1). */
+	while ((c = getopt_long(argc, argv, "+:o:r:i:qhV", longopts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			if (!*output || strcmp(output, "-") == 0)
+				msg_usage(EXIT_PALLOC,
+					  "invalid output pattern '%s': the "
+					  "program's processes write the "
+					  "profiles to files",
+					  output);
+			break;
+		case 'r':
+			if (num_parse_u64(optarg, true, &rate) < 0)
+				msg_usage(EXIT_PALLOC,
+					  "invalid sample rate '%s': %s",
+					  optarg, msg_last());
+			have_rate = true;
+			break;
+		case 'i':
+			if (num_parse_seconds(optarg, &ns) < 0)
+				msg_usage(EXIT_PALLOC,
+					  "invalid interval '%s': %s", optarg,
+					  msg_last());
+			interval = optarg;
+			break;
+		case OPT_UNWIND:
+			if (strcmp(optarg, "fp") != 0 &&
+			    strcmp(optarg, "dwarf") != 0 &&
+			    strcmp(optarg, "auto") != 0)
+				msg_usage(EXIT_PALLOC,
+					  "invalid unwinder '%s': use fp, "
+					  "dwarf or auto",
+					  optarg);
+			unwind = optarg;
+			break;
+		case OPT_MAX_DEPTH:
+			if (num_parse_u64(optarg, false, &depth) < 0 ||
+			    depth < 1 || depth > UNWIND_MAX_FRAMES)
+				msg_usage(EXIT_PALLOC,
+					  "invalid maximum depth '%s': use 1 "
+					  "to %d",
+					  optarg, UNWIND_MAX_FRAMES);
+			have_depth = true;
+			break;
+		case OPT_NO_FOLLOW:
+			no_follow = true;
+			break;
+		case OPT_PEAK:
+			peak = true;
+			break;
+		case OPT_EXACT:
+			exact = true;
+			break;
+		case OPT_NO_SYMBOLIZE:
+			raw = true;
+			break;
+		case OPT_HTTP:
+			if (!*optarg)
+				msg_usage(EXIT_PALLOC,
+					  "invalid HTTP address ''");
+			http = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			msg_version();
+		case ':':
+			if (strncmp(argv[optind - 1], "--", 2) == 0)
+				msg_usage(EXIT_PALLOC,
+					  "option '%s' requires an argument",
+					  argv[optind - 1]);
+			msg_usage(EXIT_PALLOC,
+				  "option requires an argument -- '%c'",
+				  optopt);
+		default:
+			if (strncmp(argv[optind - 1], "--", 2) == 0)
+				msg_usage(EXIT_PALLOC,
+					  "unrecognized option '%s'",
+					  argv[optind - 1]);
+			msg_usage(EXIT_PALLOC, "invalid option -- '%c'",
+				  optopt);
+		}
+	}
+	if (optind >= argc)
+		msg_usage(EXIT_PALLOC, "no program to run");
+	if (http) {
+		/* libcore/serve.h (the TCP server) is not part of this build. */
+		msg_error("cannot serve on '%s': --http is not available in "
+			  "this build",
+			  http);
+		return EXIT_PALLOC;
+	}
+
+	err = resolve_program(argv[optind], path, sizeof(path));
+	if (err) {
+		msg_error("cannot run '%s': %s", argv[optind], strerror(err));
+		return err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+	}
+	check_preloadable(argv[optind], path);
+	agent = find_agent();
+	if (!agent)
+		return EXIT_PALLOC;
+	if (strpbrk(agent, ": \t")) {
+		msg_error("cannot preload '%s': LD_PRELOAD cannot name a path "
+			  "with a colon or a space",
+			  agent);
+		return EXIT_PALLOC;
+	}
+	if (!getcwd(cwd, sizeof(cwd))) {
+		msg_error("cannot get the working directory: %s",
+			  strerror(errno));
+		return EXIT_PALLOC;
+	}
+	if (!output)
+		output = getenv("PALLOC_OUTPUT");
+	if (!output || !*output)
+		output = DEFAULT_OUTPUT;
+	abs_pattern = absolute_pattern(output, cwd);
+	glob_pattern = abs_pattern ? pattern_to_glob(abs_pattern) : NULL;
+	if (!glob_pattern) {
+		msg_error("%s", strerror(ENOMEM));
+		return EXIT_PALLOC;
+	}
+	check_output_dir(abs_pattern, output);
+
+	set_preload(agent);
+	set_env("PALLOC_OUTPUT", abs_pattern);
+	if (have_rate) {
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)rate);
+		set_env("PALLOC_SAMPLE_RATE", num);
+	}
+	if (interval)
+		set_env("PALLOC_INTERVAL", interval);
+	if (unwind)
+		set_env("PALLOC_UNWIND", unwind);
+	if (have_depth) {
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)depth);
+		set_env("PALLOC_MAX_DEPTH", num);
+	}
+	if (no_follow)
+		set_env("PALLOC_FOLLOW_CHILDREN", "0");
+	if (peak)
+		set_env("PALLOC_PEAK", "1");
+	if (exact)
+		set_env("PALLOC_EXACT", "1");
+
+	if (take_snapshot(glob_pattern, &before) < 0) {
+		msg_error("cannot list '%s': %s", output, strerror(errno));
+		return EXIT_PALLOC;
+	}
+	fflush(NULL);
+	pid = spawn(path, argv + optind, &exec_errno);
+	if (pid < 0) {
+		msg_error("cannot run '%s': %s", argv[optind],
+			  strerror(exec_errno));
+		return exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+	}
+	status = wait_program(pid);
+
+	if (process_new_profiles(glob_pattern, &before, cwd, raw, quiet) == 0) {
+		if (WIFSIGNALED(status))
+			msg_warn("'%s' wrote no profile '%s': it was killed "
+				 "by signal %d before the agent could write one",
+				 argv[optind], output, WTERMSIG(status));
+		else
+			msg_warn("'%s' wrote no profile '%s': did it exec a "
+				 "static or setuid program, or clear "
+				 "LD_PRELOAD?",
+				 argv[optind], output);
+	}
+	free_snapshot(&before);
+	free(glob_pattern);
+	free(abs_pattern);
+	free(agent);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/* Reads ELF program headers and "#!" lines to tell whether preloading works. */
+#include "elfcheck.h"
+#include "msg.h"
+
+#include <elf.h>
+#include <endian.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+/* The kernel reads this much of a "#!" line (BINPRM_BUF_SIZE, Linux 5.1+). */
+#define SHEBANG_MAX 256
+
+/* The ELF machine palloc (and so its agent) is built for; 0: unknown. */
+static int native_machine(void)
+{
+#if defined(__x86_64__)
+	return EM_X86_64;
+#elif defined(__i386__)
+	return EM_386;
+#elif defined(__aarch64__)
+	return EM_AARCH64;
+#elif defined(__arm__)
+	return EM_ARM;
+#elif defined(__powerpc64__)
+	return EM_PPC64;
+#elif defined(__s390x__)
+	return EM_S390;
+#elif defined(__riscv)
+	return EM_RISCV;
+#else
+	return 0;
+#endif
+}
+
+static int native_class(void)
+{
+	return sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
+}
+
+const char *elfcheck_reason(enum elfcheck_verdict v)
+{
+	switch (v) {
+	case ELFCHECK_OK:
+		return "can be preloaded";
+	case ELFCHECK_STATIC:
+		return "statically linked: there is no dynamic loader, so "
+		       "LD_PRELOAD is never read";
+	case ELFCHECK_SETUID:
+		return "set-user-ID: the dynamic loader ignores LD_PRELOAD "
+		       "in secure-execution mode";
+	case ELFCHECK_SETGID:
+		return "set-group-ID: the dynamic loader ignores LD_PRELOAD "
+		       "in secure-execution mode";
+	case ELFCHECK_CAPS:
+		return "has file capabilities: the dynamic loader ignores "
+		       "LD_PRELOAD in secure-execution mode";
+	case ELFCHECK_FOREIGN:
+		return "built for another architecture or word size than the "
+		       "agent: the dynamic loader would skip it";
+	case ELFCHECK_BAD_ELF:
+		return "not a valid ELF file";
+	case ELFCHECK_NESTED:
+		return "too many levels of '#!' interpreters";
+	}
+	return "unknown";
+}
+
+/* Read exactly len bytes at off; 0, or -1 (short file: errno 0). */
+static int read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+	ssize_t n;
+
+	if (off > (uint64_t)INT64_MAX)
+		return -1;
+	do {
+		n = pread(fd, buf, len, (off_t)off);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	if ((size_t)n != len) {
+		errno = 0;
+		return -1;
+	}
+	return 0;
+}
+
+struct elf_reader {
+	int fd;
+	bool swap; /* file byte order differs from ours */
+	bool is64;
+};
+
+static uint16_t get16(const struct elf_reader *e, uint16_t v)
+{
+	return e->swap ? __builtin_bswap16(v) : v;
+}
+
+static uint32_t get32(const struct elf_reader *e, uint32_t v)
+{
+	return e->swap ? __builtin_bswap32(v) : v;
+}
+
+static uint64_t get64(const struct elf_reader *e, uint64_t v)
+{
+	return e->swap ? __builtin_bswap64(v) : v;
+}
+
+/*
+ * Look for PT_INTERP among the program headers. Returns 1 if present,
+ * 0 if not, -1 if the headers are inconsistent or unreadable.
+ */
+static int has_interp(const struct elf_reader *e, uint64_t phoff,
+		      uint32_t phnum, uint16_t phentsize)
+{
+	size_t want = e->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+
+	if (phnum == 0)
+		return 0;
+	if (phentsize < want)
+		return -1;
+	for (uint32_t i = 0; i < phnum; i++) {
+		uint64_t off = phoff + (uint64_t)i * phentsize;
+		uint32_t type;
+
+		if (e->is64) {
+			Elf64_Phdr ph;
+
+			if (read_at(e->fd, &ph, sizeof(ph), off) < 0)
+				return -1;
+			type = get32(e, ph.p_type);
+		} else {
+			Elf32_Phdr ph;
+
+			if (read_at(e->fd, &ph, sizeof(ph), off) < 0)
+				return -1;
+			type = get32(e, ph.p_type);
+		}
+		if (type == PT_INTERP)
+			return 1;
+	}
+	return 0;
+}
+
+/* Classify the ELF file open as fd; its identity bytes are in ident. */
+static enum elfcheck_verdict check_elf(int fd, const unsigned char *ident,
+				       struct elfcheck_result *r)
+{
+	struct elf_reader e = { .fd = fd };
+	uint64_t phoff, shoff;
+	uint32_t phnum;
+	uint16_t phentsize, shentsize;
+	bool little = ident[EI_DATA] == ELFDATA2LSB;
+	int rc;
+
+	if (ident[EI_CLASS] != ELFCLASS32 && ident[EI_CLASS] != ELFCLASS64)
+		return ELFCHECK_BAD_ELF;
+	if (ident[EI_DATA] != ELFDATA2LSB && ident[EI_DATA] != ELFDATA2MSB)
+		return ELFCHECK_BAD_ELF;
+	e.is64 = ident[EI_CLASS] == ELFCLASS64;
+	e.swap = little != (__BYTE_ORDER == __LITTLE_ENDIAN);
+	r->elf_class = ident[EI_CLASS];
+	if (e.is64) {
+		Elf64_Ehdr h;
+
+		if (read_at(fd, &h, sizeof(h), 0) < 0)
+			return ELFCHECK_BAD_ELF;
+		r->elf_machine = get16(&e, h.e_machine);
+		phoff = get64(&e, h.e_phoff);
+		shoff = get64(&e, h.e_shoff);
+		phnum = get16(&e, h.e_phnum);
+		phentsize = get16(&e, h.e_phentsize);
+		shentsize = get16(&e, h.e_shentsize);
+	} else {
+		Elf32_Ehdr h;
+
+		if (read_at(fd, &h, sizeof(h), 0) < 0)
+			return ELFCHECK_BAD_ELF;
+		r->elf_machine = get16(&e, h.e_machine);
+		phoff = get32(&e, h.e_phoff);
+		shoff = get32(&e, h.e_shoff);
+		phnum = get16(&e, h.e_phnum);
+		phentsize = get16(&e, h.e_phentsize);
+		shentsize = get16(&e, h.e_shentsize);
+	}
+	/* More than 0xfffe headers: the real count is section 0's sh_info. */
+	if (phnum == PN_XNUM) {
+		if (e.is64) {
+			Elf64_Shdr sh;
+
+			if (shentsize < sizeof(sh) ||
+			    read_at(fd, &sh, sizeof(sh), shoff) < 0)
+				return ELFCHECK_BAD_ELF;
+			phnum = get32(&e, sh.sh_info);
+		} else {
+			Elf32_Shdr sh;
+
+			if (shentsize < sizeof(sh) ||
+			    read_at(fd, &sh, sizeof(sh), shoff) < 0)
+				return ELFCHECK_BAD_ELF;
+			phnum = get32(&e, sh.sh_info);
+		}
+	}
+	if (r->elf_class != native_class() ||
+	    (native_machine() != 0 && r->elf_machine != native_machine()))
+		return ELFCHECK_FOREIGN;
+	rc = has_interp(&e, phoff, phnum, phentsize);
+	if (rc < 0)
+		return ELFCHECK_BAD_ELF;
+	return rc ? ELFCHECK_OK : ELFCHECK_STATIC;
+}
+
+/* Secure execution (AT_SECURE) from the file's mode bits or capabilities. */
+static enum elfcheck_verdict check_secure(int fd, const struct stat *st)
+{
+	ssize_t n;
+
+	if (st->st_mode & S_ISUID)
+		return ELFCHECK_SETUID;
+	/* Set-group-ID without group execute means mandatory locking. */
+	if ((st->st_mode & S_ISGID) && (st->st_mode & S_IXGRP))
+		return ELFCHECK_SETGID;
+	n = fgetxattr(fd, "security.capability", NULL, 0);
+	if (n > 0)
+		return ELFCHECK_CAPS;
+	return ELFCHECK_OK;
+}
+
+/*
+ * From a "#!" line in buf (len bytes), copy the interpreter path into out.
+ * Returns 0, or -1 when the line names no interpreter.
+ */
+static int shebang_interp(const char *buf, size_t len, char *out,
+			  size_t out_size)
+{
+	size_t i = 2, start, n;
+
+	while (i < len && (buf[i] == ' ' || buf[i] == '\t'))
+		i++;
+	start = i;
+	while (i < len && buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' &&
+	       buf[i] != '\0')
+		i++;
+	n = i - start;
+	if (n == 0 || n >= out_size)
+		return -1;
+	memcpy(out, buf + start, n);
+	out[n] = '\0';
+	return 0;
+}
+
+int elfcheck_program(const char *path, struct elfcheck_result *r)
+{
+	char cur[PATH_MAX];
+
+	memset(r, 0, sizeof(*r));
+	if (snprintf(cur, sizeof(cur), "%s", path) >= (int)sizeof(cur)) {
+		errno = ENAMETOOLONG;
+		return msg_set_errno(errno, "cannot read '%s'", path);
+	}
+	for (;;) {
+		char buf[SHEBANG_MAX];
+		struct stat st;
+		ssize_t n;
+		int fd;
+
+		snprintf(r->target, sizeof(r->target), "%s", cur);
+		fd = open(cur, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
+
+			msg_set_errno(e, "cannot read '%s'", cur);
+			errno = e;
+			return -1;
+		}
+		if (fstat(fd, &st) < 0) {
+			int e = errno;
+
+			close(fd);
+			msg_set_errno(e, "cannot read '%s'", cur);
+			errno = e;
+			return -1;
+		}
+		do {
+			n = pread(fd, buf, sizeof(buf), 0);
+		} while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			int e = errno;
+
+			close(fd);
+			msg_set_errno(e, "cannot read '%s'", cur);
+			errno = e;
+			return -1;
+		}
+		if (n >= SELFMAG && memcmp(buf, ELFMAG, SELFMAG) == 0) {
+			unsigned char ident[EI_NIDENT];
+
+			if (n < EI_NIDENT) {
+				r->verdict = ELFCHECK_BAD_ELF;
+			} else {
+				memcpy(ident, buf, sizeof(ident));
+				r->verdict = check_elf(fd, ident, r);
+			}
+			if (r->verdict == ELFCHECK_OK)
+				r->verdict = check_secure(fd, &st);
+			close(fd);
+			return 0;
+		}
+		close(fd);
+		if (r->scripts >= ELFCHECK_MAX_SCRIPTS) {
+			r->verdict = ELFCHECK_NESTED;
+			return 0;
+		}
+		r->scripts++;
+		if (n >= 2 && buf[0] == '#' && buf[1] == '!') {
+			if (shebang_interp(buf, (size_t)n, cur, sizeof(cur)) <
+			    0) {
+				errno = ENOEXEC;
+				return msg_set("cannot run '%s': its '#!' line "
+					       "names no interpreter",
+					       r->target);
+			}
+			continue;
+		}
+		/* No known format: execvp(3) runs it with the shell. */
+		if (r->scripts > 1) {
+			errno = ENOEXEC;
+			return msg_set_errno(errno, "cannot run '%s'",
+					     r->target);
+		}
+		r->via_shell = true;
+		snprintf(cur, sizeof(cur), "%s", "/bin/sh");
+	}
+}

@@ -1,0 +1,146 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# palloc-run as a wrapper: exit status passthrough, 125/126/127, refusal of
+# static, setuid and setgid programs, option validation, signal forwarding.
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
+need_agent
+need palloc-run
+
+# The program's exit status comes through; 128+N when killed by signal N.
+palloc-run -q sh -c 'exit 0' 2>err
+check "exit 0 passes through" [ $? -eq 0 ]
+palloc-run -q sh -c 'exit 3' 2>err
+check "exit 3 passes through" [ $? -eq 3 ]
+palloc-run -q sh -c 'exit 2' 2>err
+check "exit 2 (a usage error's code elsewhere) passes through" [ $? -eq 2 ]
+palloc-run -q sh -c 'kill -TERM $$' 2>err
+check "killed by SIGTERM: 143" [ $? -eq 143 ]
+palloc-run -q sh -c 'kill -KILL $$' 2>err
+rc=$?
+check "killed by SIGKILL: 137" [ $rc -eq 137 ]
+check "killed by SIGKILL: one line says no profile was written" \
+	grep -q "^palloc-run: warning: 'sh' wrote no profile .*killed by signal 9" err
+
+# Options end at the program name (env(1) style): its options are its own.
+palloc-run -q sh -c 'echo "$1"' sh -q >out 2>err
+check "options after the program are the program's" \
+	test "$(cat out)" = "-q"
+palloc-run -q -- sh -c 'echo "$0"' x >out 2>err
+check "-- ends the options" test "$(cat out)" = "x"
+
+# The environment the program sees.
+palloc-run -q -r 4k -i 2 --unwind fp --max-depth 12 --no-follow --peak \
+	--exact -o "prof.%p.pb.gz" sh -c 'env' >env.out 2>err
+{
+	grep -q "^LD_PRELOAD=$PALLOC_AGENT" env.out &&
+		grep -qx "PALLOC_SAMPLE_RATE=4096" env.out &&
+		grep -qx "PALLOC_INTERVAL=2" env.out &&
+		grep -qx "PALLOC_UNWIND=fp" env.out &&
+		grep -qx "PALLOC_MAX_DEPTH=12" env.out &&
+		grep -qx "PALLOC_FOLLOW_CHILDREN=0" env.out &&
+		grep -qx "PALLOC_PEAK=1" env.out &&
+		grep -qx "PALLOC_EXACT=1" env.out &&
+		grep -qx "PALLOC_OUTPUT=$T/prof.%p.pb.gz" env.out
+} || sed 's/^/# /' env.out
+check "options become PALLOC_* variables, agent first in LD_PRELOAD" \
+	grep -qx "PALLOC_OUTPUT=$T/prof.%p.pb.gz" env.out
+LD_PRELOAD=/nonexistent/x.so palloc-run -q sh -c 'echo "$LD_PRELOAD"' \
+	>out 2>err
+check "the user's LD_PRELOAD is kept after the agent" \
+	test "$(cat out)" = "$PALLOC_AGENT:/nonexistent/x.so"
+
+# Not found, not executable.
+expect_fail 127 palloc-run no-such-program-palloc 2>err
+check "not found: 127" [ $? -eq 0 ]
+check "not found: the message" diff -u - err <<EOF
+palloc-run: cannot run 'no-such-program-palloc': No such file or directory
+EOF
+printf '#!/bin/sh\nexit 0\n' >noexec
+chmod 644 noexec
+expect_fail 126 palloc-run ./noexec 2>err
+check "not executable: 126" [ $? -eq 0 ]
+check "not executable: the message" diff -u - err <<EOF
+palloc-run: cannot run './noexec': Permission denied
+EOF
+mkdir -p bin && printf '#!/bin/sh\necho found "$@"\n' >bin/palloc-t-prog &&
+	chmod 755 bin/palloc-t-prog
+PATH=$T/bin:$PATH palloc-run -q palloc-t-prog a >out 2>err
+check "found through PATH" test "$(cat out)" = "found a"
+
+# Refused: 125 and why.
+if cc -static -o static-prog -x c - 2>cc.err <<EOF
+int main(void) { return 0; }
+EOF
+then
+	expect_fail 125 palloc-run ./static-prog >out 2>err
+	check "static program: 125" [ $? -eq 0 ]
+	check "static program: says why" diff -u - err <<EOF
+palloc-run: cannot profile './static-prog': statically linked: there is no dynamic loader, so LD_PRELOAD is never read
+EOF
+	printf '#!%s/static-prog\n' "$T" >static-script
+	chmod 755 static-script
+	expect_fail 125 palloc-run ./static-script >out 2>err
+	check "script with a static interpreter: 125, names it" \
+		grep -q "its interpreter '$T/static-prog' is statically linked" err
+else
+	skip "cc -static does not work (libc6-dev's libc.a?)"
+	skip "cc -static does not work"
+	skip "cc -static does not work"
+fi
+cp /bin/true suid-true && chmod u+s suid-true
+expect_fail 125 palloc-run ./suid-true 2>err
+check "setuid program: 125" [ $? -eq 0 ]
+check "setuid program: says why" diff -u - err <<EOF
+palloc-run: cannot profile './suid-true': set-user-ID: the dynamic loader ignores LD_PRELOAD in secure-execution mode
+EOF
+cp /bin/true sgid-true && chmod g+s,g+x sgid-true
+expect_fail 125 palloc-run ./sgid-true 2>err
+check "setgid program: 125" grep -q "set-group-ID" err
+
+# Usage errors: 125, one line and the hint, nothing on stdout.
+for args in "-r" "-r 12x true" "--unwind frames true" "--max-depth 0 true" \
+	"-i -1 true" "-o - true" ""; do
+	# shellcheck disable=SC2086
+	palloc-run $args >out 2>err
+	rc=$?
+	if [ $rc -ne 125 ] || [ -s out ] || [ "$(wc -l <err)" -ne 2 ]; then
+		diag "palloc-run $args: exit $rc"
+		sed 's/^/# /' err
+		break
+	fi
+done
+check "bad option values: 125, two stderr lines, no stdout" [ $rc -eq 125 ]
+expect_fail 125 palloc-run -o nodir/x.pb.gz true 2>err
+check "missing output directory: 125, names it" \
+	grep -q "cannot write profiles to 'nodir/x.pb.gz'" err
+env PALLOC_AGENT="$T/none.so" palloc-run true 2>err
+check "missing agent: 125" [ $? -eq 125 ]
+check "missing agent: names it" grep -q "cannot use agent '$T/none.so'" err
+
+# Signals sent to palloc-run reach the program (once).
+cat >trap.sh <<'EOF'
+#!/bin/sh
+n=0
+trap 'n=$((n + 1)); echo "usr1 $n"' USR1
+trap 'echo "term after $n"; exit 7' TERM
+echo ready >ready
+while :; do sleep 0.1; done
+EOF
+chmod 755 trap.sh
+palloc-run -q ./trap.sh >out 2>err &
+pid=$!
+i=0
+while [ ! -f ready ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -USR1 $pid
+sleep 0.5
+kill -TERM $pid
+wait $pid
+rc=$?
+check "SIGUSR1 forwarded, once; SIGTERM forwarded; status 7" diff -u - out <<EOF
+usr1 1
+term after 1
+EOF
+check "status of a program stopped by a forwarded signal" [ $rc -eq 7 ]
+
+echo "1..$_n"
+done_testing
