@@ -6,6 +6,7 @@
 #include "common.h"
 
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <unistd.h>
 
@@ -248,6 +249,23 @@ static inline int ex_truth_start(const char *prog, const char *path)
 	return 0;
 }
 
+/* A usage error: the hint line on stderr, exit status 2. */
+static inline PALLOC_NORETURN void ex_try_help(const char *prog)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", prog);
+	exit(2);
+}
+
+/* The examples take options only: an operand is a usage error. */
+static inline void ex_no_operands(const char *prog, int argc, char **argv)
+{
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog,
+			argv[optind]);
+		ex_try_help(prog);
+	}
+}
+
 /* Strict unsigned parse of an option value; exits 2 on a bad value. */
 static inline unsigned long ex_parse_ulong(const char *prog, const char *opt,
 					   const char *s, unsigned long min,
@@ -262,9 +280,7 @@ static inline unsigned long ex_parse_ulong(const char *prog, const char *opt,
 	    v > max) {
 		fprintf(stderr, "%s: invalid %s '%s': expected %lu to %lu\n",
 			prog, opt, s, min, max);
-		fprintf(stderr, "Try '%s --help' for more information.\n",
-			prog);
-		exit(2);
+		ex_try_help(prog);
 	}
 	return v;
 }

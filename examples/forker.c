@@ -138,17 +138,10 @@ int main(int argc, char **argv)
 		case 'h':
 			usage();
 		default:
-			fputs("Try 'forker --help' for more information.\n",
-			      stderr);
-			return 2;
+			ex_try_help("forker");
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "forker: unexpected argument '%s'\n",
-			argv[optind]);
-		fputs("Try 'forker --help' for more information.\n", stderr);
-		return 2;
-	}
+	ex_no_operands("forker", argc, argv);
 	if (exec_child) {
 		site.name = "exec_child_work";
 		exec_child_work();

@@ -145,17 +145,10 @@ int main(int argc, char **argv)
 		case 'h':
 			usage();
 		default:
-			fputs("Try 'leaker --help' for more information.\n",
-			      stderr);
-			return 2;
+			ex_try_help("leaker");
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "leaker: unexpected argument '%s'\n",
-			argv[optind]);
-		fputs("Try 'leaker --help' for more information.\n", stderr);
-		return 2;
-	}
+	ex_no_operands("leaker", argc, argv);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);

@@ -116,17 +116,10 @@ int main(int argc, char **argv)
 		case 'h':
 			usage();
 		default:
-			fputs("Try 'recursion --help' for more information.\n",
-			      stderr);
-			return 2;
+			ex_try_help("recursion");
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "recursion: unexpected argument '%s'\n",
-			argv[optind]);
-		fputs("Try 'recursion --help' for more information.\n", stderr);
-		return 2;
-	}
+	ex_no_operands("recursion", argc, argv);
 	if (ex_truth_start("recursion", truth) != 0)
 		return 2;
 	blocks = blocks_static;

@@ -108,17 +108,10 @@ int main(int argc, char **argv)
 		case 'h':
 			usage();
 		default:
-			fputs("Try 'threads --help' for more information.\n",
-			      stderr);
-			return 2;
+			ex_try_help("threads");
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "threads: unexpected argument '%s'\n",
-			argv[optind]);
-		fputs("Try 'threads --help' for more information.\n", stderr);
-		return 2;
-	}
+	ex_no_operands("threads", argc, argv);
 	if (ex_truth_start("threads", truth) != 0)
 		return 2;
 

@@ -223,17 +223,10 @@ int main(int argc, char **argv)
 		case 'h':
 			usage();
 		default:
-			fputs("Try 'truth --help' for more information.\n",
-			      stderr);
-			return 2;
+			ex_try_help("truth");
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "truth: unexpected argument '%s'\n",
-			argv[optind]);
-		fputs("Try 'truth --help' for more information.\n", stderr);
-		return 2;
-	}
+	ex_no_operands("truth", argc, argv);
 	if (ex_truth_start("truth", truth) != 0)
 		return 2;
 
