@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/* palloc-cgroup: the memory a cgroup is charged, its limits and pressure. */
+#include "common.h"
+#include "cli.h"
+#include "cgroup.h"
+#include "json.h"
+#include "msg.h"
+#include "num.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <unistd.h>
+
+static PALLOC_NORETURN void usage(void)
+{
+	fputs("Usage:\n"
+	      " palloc-cgroup [options] [<pid>|<cgroup-dir>]\n"
+	      "\n"
+	      "Show the memory a cgroup is charged: usage, limits, working set,\n"
+	      "memory.stat, events and pressure. Default: the caller's cgroup.\n"
+	      "\n"
+	      "Options:\n"
+	      " -p, --pid <pid>          the cgroup of this process\n"
+	      "     --json               print JSON\n"
+	      "     --prom               print Prometheus text format\n"
+	      " -w, --watch <seconds>    sample every SECONDS, one JSON line each\n"
+	      " -c, --count <n>          with --watch: stop after N samples\n"
+	      "     --sysroot <dir>      read DIR/proc and DIR/sys instead\n"
+	      " -o, --output <file>      write to FILE ('-': standard output)\n"
+	      "\n"
+	      " -h, --help               display this help\n"
+	      " -V, --version            display version\n"
+	      "\n"
+	      "For more details see palloc-cgroup(1).\n",
+	      stdout);
+	exit(0);
+}
+
+struct opts {
+	struct cli_data d;
+	pid_t pid;          /* 0: the caller (unless dir) */
+	const char *dir;    /* a cgroup directory instead of a process */
+};
+
+static const char *value_text(char *buf, size_t size,
+			      const struct cgroup_value *v)
+{
+	if (!v->have)
+		return "-";
+	if (v->unlimited)
+		return "max";
+	return cli_human(buf, size, v->bytes);
+}
+
+static void print_text(FILE *fp, const struct cgroup_mem *m)
+{
+	char a[16], b[16], c[16];
+	uint64_t ws, in;
+	size_t i;
+
+	fprintf(fp, "cgroup:       %s (v%d)\n", m->path ? m->path : "-",
+		m->version);
+	fprintf(fp, "directory:    %s\n", m->dir);
+	fprintf(fp, "usage:        %s\n", value_text(a, sizeof(a), &m->usage));
+	fprintf(fp, "limit:        %s\n", value_text(a, sizeof(a), &m->limit));
+	if (m->version == 2)
+		fprintf(fp, "high:         %s\n",
+			value_text(a, sizeof(a), &m->high));
+	fprintf(fp, "peak:         %s\n", value_text(a, sizeof(a), &m->peak));
+	fprintf(fp, "swap:         %s\n",
+		value_text(a, sizeof(a), &m->swap_usage));
+	if (cgroup_working_set(m, &ws, &in))
+		fprintf(fp, "working set:  %s (usage %s - inactive_file %s)\n",
+			cli_human(a, sizeof(a), ws),
+			cli_human(b, sizeof(b), m->usage.bytes),
+			cli_human(c, sizeof(c), in));
+	else
+		fprintf(fp, "working set:  -\n");
+	if (m->limit.have && !m->limit.unlimited && m->usage.have)
+		fprintf(fp, "headroom:     %s\n",
+			cli_human(a, sizeof(a),
+			      m->limit.bytes > m->usage.bytes ?
+				      m->limit.bytes - m->usage.bytes :
+				      0));
+	if (m->failcnt.have)
+		fprintf(fp, "failcnt:      %llu\n",
+			(unsigned long long)m->failcnt.bytes);
+	if (m->nevents) {
+		fprintf(fp, "events:      ");
+		for (i = 0; i < m->nevents; i++)
+			fprintf(fp, " %s %llu", m->events[i].key,
+				(unsigned long long)m->events[i].value);
+		fputc('\n', fp);
+	}
+	if (m->psi_some.have)
+		fprintf(fp, "pressure:     some %.2f%% %.2f%% %.2f%%, "
+			"full %.2f%% %.2f%% %.2f%% (10s 60s 300s)\n",
+			m->psi_some.avg10, m->psi_some.avg60,
+			m->psi_some.avg300, m->psi_full.avg10,
+			m->psi_full.avg60, m->psi_full.avg300);
+	if (m->nstat)
+		fprintf(fp, "memory.stat:\n");
+	for (i = 0; i < m->nstat; i++)
+		fprintf(fp, "  %-28s %llu\n", m->stat[i].key,
+			(unsigned long long)m->stat[i].value);
+}
+
+/*
+ * Read the cgroup and print it to FP. Returns 0, 1 when --watch should
+ * stop because the cgroup or process is gone (not FIRST), or 2 after an
+ * error message.
+ */
+static int run_once(void *ctx, bool first, FILE *fp)
+{
+	const struct opts *o = ctx;
+	struct cgroup_mem m;
+	int rc = 0;
+
+	if ((o->dir ? cgroup_read_dir(o->d.root, o->dir, &m) :
+		      cgroup_read_pid(o->d.root, o->pid, &m)) < 0) {
+		if (!first && (errno == ENOENT || errno == ESRCH))
+			return 1;
+		msg_error("%s", msg_last());
+		return 2;
+	}
+	if (o->d.json || o->d.watch_ns) {
+		json_t *top = json_top_new("palloc-cgroup");
+
+		json_set(top, "time_ns", json_u64(cli_now_ns()));
+		json_set(top, "pid", json_i64_or_null(!o->dir, o->pid ? o->pid :
+							       (int64_t)getpid()));
+		cgroup_json(top, &m);
+		if (json_failed()) {
+			msg_error("%s", msg_last());
+			rc = 2;
+		} else if (json_print(fp, top,
+				      o->d.watch_ns ? 0 : JSON_INDENT(2)) < 0) {
+			if (errno != EPIPE)
+				msg_error("%s", msg_last());
+			rc = 2;
+		}
+		json_decref(top);
+	} else if (o->d.prom) {
+		if (cgroup_prom(fp, &m) < 0) {
+			msg_error("%s", msg_last());
+			rc = 2;
+		}
+	} else {
+		print_text(fp, &m);
+	}
+	cgroup_mem_free(&m);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		CLI_DATA_LONGOPTS,
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { 0 };
+	int c;
+
+	msg_init(argv[0]);
+	cli_data_init(&o.d);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:w:c:o:hV", longopts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'p':
+			if (cli_parse_pid(optarg, &o.pid) < 0)
+				msg_usage(2, "invalid PID '%s'", optarg);
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			msg_version();
+		default:
+			if (!cli_data_opt(&o.d, c, optarg))
+				cli_bad_option(c, argv);
+		}
+	}
+	if (optind < argc) {
+		const char *arg = argv[optind++];
+
+		if (o.pid)
+			msg_usage(2, "give --pid or an argument, not both");
+		/* All digits: a PID; anything else: a cgroup directory. */
+		if (arg[0] && strspn(arg, "0123456789") == strlen(arg)) {
+			if (cli_parse_pid(arg, &o.pid) < 0)
+				msg_usage(2, "invalid PID '%s'", arg);
+		} else {
+			o.dir = arg;
+		}
+	}
+	if (optind < argc)
+		msg_usage(2, "too many arguments");
+	cli_data_check(&o.d);
+
+	if (o.d.watch_ns)
+		return cli_watch(run_once, &o, o.d.watch_ns, o.d.count);
+	return cli_output(o.d.output, run_once, &o);
+}

@@ -1,0 +1,589 @@
+/* SPDX-License-Identifier: MIT */
+/* palloc-smaps: the memory the kernel charges to processes, from smaps. */
+#include "common.h"
+#include "cli.h"
+#include "json.h"
+#include "msg.h"
+#include "num.h"
+#include "procfs.h"
+#include "prom.h"
+
+#include <getopt.h>
+#include <limits.h>
+
+static PALLOC_NORETURN void usage(void)
+{
+	fputs("Usage:\n"
+	      " palloc-smaps [options] [<pid>...]\n"
+	      "\n"
+	      "Show the memory the kernel charges to processes (smaps_rollup).\n"
+	      "Without a PID: every readable process, largest PSS first.\n"
+	      "\n"
+	      "Options:\n"
+	      " -p, --pid <pid>          show this process (may repeat)\n"
+	      " -m, --maps               per-mapping breakdown by kind and file\n"
+	      " -n, --top <n>            with --maps: the N largest mappings"
+	      " (default 10)\n"
+	      "     --json               print JSON\n"
+	      "     --prom               print Prometheus text format\n"
+	      " -w, --watch <seconds>    sample every SECONDS, one JSON line each\n"
+	      " -c, --count <n>          with --watch: stop after N samples\n"
+	      "     --sysroot <dir>      read DIR/proc instead of /proc\n"
+	      " -o, --output <file>      write to FILE ('-': standard output)\n"
+	      "\n"
+	      " -h, --help               display this help\n"
+	      " -V, --version            display version\n"
+	      "\n"
+	      "For more details see palloc-smaps(1).\n",
+	      stdout);
+	exit(0);
+}
+
+struct mapping_group {
+	enum procfs_kind kind;
+	const char *path;       /* borrowed from the smaps; NULL if none */
+	uint64_t count, size;
+	struct procfs_usage u;  /* summed; raw unused */
+};
+
+struct proc {
+	pid_t pid;
+	char comm[64];
+	char *cmdline;
+	bool summed;            /* no smaps_rollup: smaps summed */
+	struct procfs_usage u;
+	struct procfs_status st;
+	struct procfs_smaps smaps;  /* with --maps */
+	struct mapping_group *groups;
+	size_t ngroups;
+};
+
+struct opts {
+	struct cli_data d;
+	bool maps;
+	uint64_t top;
+	bool listing;   /* no PID given: every process */
+	pid_t *pids;    /* the PIDs given, minus those that ended (--watch) */
+	size_t npids;
+};
+
+static void proc_free(struct proc *p)
+{
+	free(p->cmdline);
+	procfs_usage_free(&p->u);
+	procfs_smaps_free(&p->smaps);
+	free(p->groups);
+	memset(p, 0, sizeof(*p));
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct mapping_group *x = a, *y = b;
+	uint64_t px = x->u.v[PROCFS_PSS], py = y->u.v[PROCFS_PSS];
+
+	if (px != py)
+		return px < py ? 1 : -1;
+	if (x->kind != y->kind)
+		return (int)x->kind - (int)y->kind;
+	return strcmp(x->path ? x->path : "", y->path ? y->path : "");
+}
+
+/* Group P's mappings by kind, and by path for files, shmem and specials. */
+static int group_maps(struct proc *p)
+{
+	size_t i, j, f;
+
+	p->groups = calloc(p->smaps.n ? p->smaps.n : 1, sizeof(*p->groups));
+	if (!p->groups)
+		return msg_set("out of memory");
+	for (i = 0; i < p->smaps.n; i++) {
+		const struct procfs_mapping *m = &p->smaps.maps[i];
+		const char *path = NULL;
+		struct mapping_group *g = NULL;
+
+		if (m->kind == PROCFS_KIND_FILE || m->kind == PROCFS_KIND_SHMEM ||
+		    m->kind == PROCFS_KIND_SPECIAL)
+			path = m->path;
+		for (j = 0; j < p->ngroups && !g; j++)
+			if (p->groups[j].kind == m->kind &&
+			    strcmp(p->groups[j].path ? p->groups[j].path : "",
+				   path ? path : "") == 0)
+				g = &p->groups[j];
+		if (!g) {
+			g = &p->groups[p->ngroups++];
+			g->kind = m->kind;
+			g->path = path;
+		}
+		g->count++;
+		g->size += m->end - m->start;
+		for (f = 0; f < PROCFS_NFIELDS; f++)
+			g->u.v[f] += m->usage.v[f];
+		g->u.have |= m->usage.have;
+	}
+	qsort(p->groups, p->ngroups, sizeof(*p->groups), cmp_group);
+	return 0;
+}
+
+/*
+ * Read one process. Returns 0, or -1 with msg_last() and errno as
+ * procfs.h classifies them.
+ */
+static int read_proc(const struct opts *o, pid_t pid, struct proc *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	if (procfs_read_rollup(o->d.root, pid, &p->u, &p->summed) < 0 ||
+	    procfs_read_status(o->d.root, pid, &p->st) < 0 ||
+	    procfs_read_comm(o->d.root, pid, p->comm, sizeof(p->comm)) < 0 ||
+	    procfs_read_cmdline(o->d.root, pid, &p->cmdline) < 0 ||
+	    (o->maps && (procfs_read_smaps(o->d.root, pid, &p->smaps) < 0 ||
+			 group_maps(p) < 0))) {
+		int e = errno;
+
+		proc_free(p);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+static int cmp_pss(const void *a, const void *b)
+{
+	const struct proc *x = a, *y = b;
+	uint64_t px = x->u.v[PROCFS_PSS], py = y->u.v[PROCFS_PSS];
+
+	if (px != py)
+		return px < py ? 1 : -1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/*
+ * Every process under ROOT that we may read, largest PSS first. Processes
+ * that vanish, are kernel threads or are another user's are skipped
+ * (*DENIED counts the last); a file that does not parse is an error.
+ */
+static int read_all(const struct opts *o, struct proc **out, size_t *n,
+		    uint64_t *denied)
+{
+	struct proc *v;
+	pid_t *pids;
+	size_t np, i, cnt = 0;
+
+	*denied = 0;
+	if (procfs_list_pids(o->d.root, &pids, &np) < 0)
+		return -1;
+	v = calloc(np ? np : 1, sizeof(*v));
+	if (!v) {
+		free(pids);
+		return msg_set("out of memory");
+	}
+	for (i = 0; i < np; i++) {
+		if (read_proc(o, pids[i], &v[cnt]) == 0) {
+			cnt++;
+			continue;
+		}
+		if (errno == EACCES || errno == EPERM)
+			(*denied)++;
+		else if (errno != ENOENT && errno != ESRCH)
+			goto fail;
+	}
+	free(pids);
+	qsort(v, cnt, sizeof(*v), cmp_pss);
+	*out = v;
+	*n = cnt;
+	return 0;
+fail:
+	free(pids);
+	for (i = 0; i < cnt; i++)
+		proc_free(&v[i]);
+	free(v);
+	return -1;
+}
+
+static json_t *usage_fields(json_t *o, const struct procfs_usage *u,
+			    uint64_t size)
+{
+	json_set(o, "size_bytes", json_u64(size));
+	json_set(o, "rss_bytes", json_u64(u->v[PROCFS_RSS]));
+	json_set(o, "pss_bytes", json_u64(u->v[PROCFS_PSS]));
+	json_set(o, "uss_bytes", json_u64(procfs_uss(u)));
+	json_set(o, "swap_bytes", json_u64(u->v[PROCFS_SWAP]));
+	json_set(o, "anonymous_bytes", json_u64(u->v[PROCFS_ANONYMOUS]));
+	return o;
+}
+
+static int cmp_map_pss(const void *a, const void *b)
+{
+	const struct procfs_mapping *x = *(const struct procfs_mapping *const *)a;
+	const struct procfs_mapping *y = *(const struct procfs_mapping *const *)b;
+	uint64_t px = x->usage.v[PROCFS_PSS], py = y->usage.v[PROCFS_PSS];
+
+	if (px != py)
+		return px < py ? 1 : -1;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The N largest mappings of P by PSS (all when TOP is 0), as pointers. */
+static const struct procfs_mapping **top_maps(const struct proc *p,
+					      uint64_t top, size_t *n)
+{
+	const struct procfs_mapping **v;
+	size_t i;
+
+	v = calloc(p->smaps.n ? p->smaps.n : 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (i = 0; i < p->smaps.n; i++)
+		v[i] = &p->smaps.maps[i];
+	qsort(v, p->smaps.n, sizeof(*v), cmp_map_pss);
+	*n = top && top < p->smaps.n ? top : p->smaps.n;
+	return v;
+}
+
+static json_t *proc_json(const struct opts *o, const struct proc *p)
+{
+	json_t *obj = json_object(), *st = json_object();
+	size_t i;
+
+	json_set(obj, "pid", json_integer(p->pid));
+	json_set(obj, "command", json_str_or_null(p->comm));
+	json_set(obj, "cmdline", json_str_or_null(p->cmdline));
+	json_set(obj, "source",
+		 json_string(p->summed ? "smaps" : "smaps_rollup"));
+	procfs_usage_json(obj, &p->u);
+	for (i = 0; i < PROCFS_ST_NFIELDS; i++)
+		json_set(st, procfs_status_json_name(i),
+			 json_u64_or_null(p->st.have & (1u << i), p->st.v[i]));
+	json_set(obj, "status", st);
+	if (o->maps) {
+		json_t *groups = json_array(), *tops = json_array();
+		const struct procfs_mapping **v;
+		size_t n = 0;
+
+		for (i = 0; i < p->ngroups; i++) {
+			const struct mapping_group *g = &p->groups[i];
+			json_t *go = json_object();
+
+			json_set(go, "kind",
+				 json_string(procfs_kind_name(g->kind)));
+			json_set(go, "path", json_str_or_null(g->path));
+			json_set(go, "mapping_count", json_u64(g->count));
+			json_push(groups, usage_fields(go, &g->u, g->size));
+		}
+		json_set(obj, "groups", groups);
+		v = top_maps(p, o->top, &n);
+		if (!v)
+			json_set(obj, "top_mappings", NULL);
+		for (i = 0; v && i < n; i++) {
+			json_t *mo = json_object();
+
+			json_set(mo, "start", json_hex(v[i]->start));
+			json_set(mo, "end", json_hex(v[i]->end));
+			json_set(mo, "perms", json_string(v[i]->perms));
+			json_set(mo, "offset_bytes", json_u64(v[i]->offset));
+			json_set(mo, "kind",
+				 json_string(procfs_kind_name(v[i]->kind)));
+			json_set(mo, "path", json_str_or_null(v[i]->path));
+			json_push(tops, usage_fields(mo, &v[i]->usage,
+						     v[i]->end - v[i]->start));
+		}
+		free(v);
+		json_set(obj, "top_mappings", tops);
+	}
+	return obj;
+}
+
+static json_t *build_json(const struct opts *o, const struct proc *v,
+			  size_t n, bool listing, uint64_t denied)
+{
+	json_t *top = json_top_new("palloc-smaps"), *arr = json_array();
+	size_t i;
+
+	json_set(top, "time_ns", json_u64(cli_now_ns()));
+	for (i = 0; i < n; i++)
+		json_push(arr, proc_json(o, &v[i]));
+	json_set(top, "processes", arr);
+	json_set(top, "denied_count", json_u64_or_null(listing, denied));
+	if (json_failed()) {
+		json_decref(top);
+		return NULL;
+	}
+	return top;
+}
+
+static void print_table(FILE *fp, const struct opts *o, const struct proc *v,
+			size_t n)
+{
+	char a[16], b[16], c[16], d[16];
+	size_t i, j;
+
+	fprintf(fp, "%8s %9s %9s %9s %9s %s\n", "PID", "USS", "PSS", "RSS",
+		"SWAP", "COMMAND");
+	for (i = 0; i < n; i++) {
+		const struct proc *p = &v[i];
+
+		fprintf(fp, "%8d %9s %9s %9s %9s %s\n", (int)p->pid,
+			cli_human(a, sizeof(a), procfs_uss(&p->u)),
+			cli_human(b, sizeof(b), p->u.v[PROCFS_PSS]),
+			cli_human(c, sizeof(c), p->u.v[PROCFS_RSS]),
+			cli_human(d, sizeof(d), p->u.v[PROCFS_SWAP]),
+			p->cmdline ? p->cmdline : p->comm);
+	}
+	if (!o->maps)
+		return;
+	for (i = 0; i < n; i++) {
+		const struct proc *p = &v[i];
+		const struct procfs_mapping **m;
+		size_t nm = 0;
+
+		fprintf(fp, "\nPID %d (%s) by kind and file:\n", (int)p->pid,
+			p->comm);
+		fprintf(fp, "%-8s %6s %9s %9s %9s %9s %s\n", "KIND", "MAPS",
+			"SIZE", "RSS", "PSS", "SWAP", "PATH");
+		for (j = 0; j < p->ngroups; j++) {
+			const struct mapping_group *g = &p->groups[j];
+
+			fprintf(fp, "%-8s %6llu %9s %9s %9s %9s %s\n",
+				procfs_kind_name(g->kind),
+				(unsigned long long)g->count,
+				cli_human(a, sizeof(a), g->size),
+				cli_human(b, sizeof(b), g->u.v[PROCFS_RSS]),
+				cli_human(c, sizeof(c), g->u.v[PROCFS_PSS]),
+				cli_human(d, sizeof(d), g->u.v[PROCFS_SWAP]),
+				g->path ? g->path : "");
+		}
+		m = top_maps(p, o->top, &nm);
+		if (!m)
+			continue;
+		fprintf(fp, "\nPID %d (%s) largest mappings:\n", (int)p->pid,
+			p->comm);
+		fprintf(fp, "%-33s %-4s %-8s %9s %9s %9s %s\n", "ADDRESS",
+			"PERM", "KIND", "RSS", "PSS", "SWAP", "PATH");
+		for (j = 0; j < nm; j++) {
+			char range[40];
+
+			snprintf(range, sizeof(range), "%llx-%llx",
+				 (unsigned long long)m[j]->start,
+				 (unsigned long long)m[j]->end);
+			fprintf(fp, "%-33s %-4s %-8s %9s %9s %9s %s\n", range,
+				m[j]->perms, procfs_kind_name(m[j]->kind),
+				cli_human(a, sizeof(a), m[j]->usage.v[PROCFS_RSS]),
+				cli_human(b, sizeof(b), m[j]->usage.v[PROCFS_PSS]),
+				cli_human(c, sizeof(c), m[j]->usage.v[PROCFS_SWAP]),
+				m[j]->path ? m[j]->path : "");
+		}
+		free(m);
+	}
+}
+
+static int print_prom(FILE *fp, const struct opts *o, const struct proc *v,
+		      size_t n)
+{
+	char name[PROM_NAME_MAX], metric[96], pid[16];
+	size_t f, i, j;
+
+	for (f = 0; f <= PROCFS_NFIELDS; f++) {
+		const char *key = f < PROCFS_NFIELDS ? procfs_field_json_name(f) :
+						       "uss_bytes";
+
+		snprintf(metric, sizeof(metric), "smaps_%s", key);
+		prom_name(name, sizeof(name), metric);
+		snprintf(metric, sizeof(metric), "%s of the process "
+			 "(/proc/PID/smaps_rollup%s), bytes.",
+			 f < PROCFS_NFIELDS ? procfs_field_kernel_name(f) :
+					      "Private_Clean + Private_Dirty",
+			 "");
+		if (prom_family(fp, name, PROM_GAUGE, metric) < 0)
+			return -1;
+		for (i = 0; i < n; i++) {
+			struct prom_label l[2] = { { "pid", pid },
+						   { "command", v[i].comm } };
+			uint64_t val;
+
+			if (f < PROCFS_NFIELDS && !procfs_has(&v[i].u, f))
+				continue;
+			val = f < PROCFS_NFIELDS ? v[i].u.v[f] :
+						   procfs_uss(&v[i].u);
+			snprintf(pid, sizeof(pid), "%d", (int)v[i].pid);
+			if (prom_sample_u64(fp, name, l, 2, val) < 0)
+				return -1;
+		}
+	}
+	if (!o->maps)
+		return 0;
+	for (f = 0; f < 3; f++) {
+		static const enum procfs_field fld[3] = { PROCFS_RSS, PROCFS_PSS,
+							  PROCFS_SWAP };
+		static const char *const nm[3] = { "rss", "pss", "swap" };
+
+		snprintf(metric, sizeof(metric), "smaps_group_%s_bytes", nm[f]);
+		prom_name(name, sizeof(name), metric);
+		snprintf(metric, sizeof(metric), "%s of the mappings of one "
+			 "kind (and path), bytes.",
+			 procfs_field_kernel_name(fld[f]));
+		if (prom_family(fp, name, PROM_GAUGE, metric) < 0)
+			return -1;
+		for (i = 0; i < n; i++) {
+			snprintf(pid, sizeof(pid), "%d", (int)v[i].pid);
+			for (j = 0; j < v[i].ngroups; j++) {
+				const struct mapping_group *g = &v[i].groups[j];
+				struct prom_label l[4] = {
+					{ "pid", pid },
+					{ "command", v[i].comm },
+					{ "kind", procfs_kind_name(g->kind) },
+					{ "path", g->path ? g->path : "" },
+				};
+
+				if (prom_sample_u64(fp, name, l, 4,
+						    g->u.v[fld[f]]) < 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * One sample of O's PIDs (or of every process), printed to FP. After the
+ * FIRST sample, PIDs that ended are dropped from O->pids. Returns 0, 1
+ * when none of the PIDs is left (nothing printed), or 2 after an error
+ * message.
+ */
+static int run_once(void *ctx, bool first, FILE *fp)
+{
+	struct opts *o = ctx;
+	bool listing = o->listing;
+	pid_t *pids = o->pids;
+	size_t *npids = &o->npids;
+	struct proc *v = NULL;
+	uint64_t denied = 0;
+	size_t n = 0, i, keep = 0;
+	int rc = 0;
+
+	if (listing) {
+		if (read_all(o, &v, &n, &denied) < 0) {
+			msg_error("%s", msg_last());
+			return 2;
+		}
+	} else {
+		v = calloc(*npids ? *npids : 1, sizeof(*v));
+		if (!v) {
+			msg_error("out of memory");
+			return 2;
+		}
+		for (i = 0; i < *npids; i++) {
+			if (read_proc(o, pids[i], &v[n]) == 0) {
+				pids[keep++] = pids[i];
+				n++;
+				continue;
+			}
+			/* --watch: a watched process that ends is dropped. */
+			if (!first && (errno == ENOENT || errno == ESRCH))
+				continue;
+			msg_error("%s", msg_last());
+			rc = 2;
+			goto out;
+		}
+		*npids = keep;
+		if (n == 0) {
+			rc = 1;
+			goto out;
+		}
+	}
+	if (o->d.json || o->d.watch_ns) {
+		json_t *top = build_json(o, v, n, listing, denied);
+
+		if (!top) {
+			msg_error("%s", msg_last());
+			rc = 2;
+			goto out;
+		}
+		if (json_print(fp, top, o->d.watch_ns ? 0 : JSON_INDENT(2)) < 0) {
+			if (errno != EPIPE)
+				msg_error("%s", msg_last());
+			rc = 2;
+		}
+		json_decref(top);
+	} else if (o->d.prom) {
+		if (print_prom(fp, o, v, n) < 0)
+			rc = 2;
+	} else {
+		print_table(fp, o, v, n);
+	}
+out:
+	for (i = 0; i < n; i++)
+		proc_free(&v[i]);
+	free(v);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "maps", no_argument, NULL, 'm' },
+		{ "top", required_argument, NULL, 'n' },
+		CLI_DATA_LONGOPTS,
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .top = 10 };
+	bool have_top = false;
+	pid_t *pids;
+	size_t npids = 0;
+	int c, rc;
+
+	msg_init(argv[0]);
+	cli_data_init(&o.d);
+	pids = calloc((size_t)argc + 1, sizeof(*pids));
+	if (!pids) {
+		msg_error("out of memory");
+		return 2;
+	}
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:mn:w:c:o:hV", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (cli_parse_pid(optarg, &pids[npids]) < 0)
+				msg_usage(2, "invalid PID '%s'", optarg);
+			npids++;
+			break;
+		case 'm':
+			o.maps = true;
+			break;
+		case 'n':
+			if (num_parse_u64(optarg, false, &o.top) < 0)
+				msg_usage(2, "invalid --top '%s': %s", optarg,
+					  msg_last());
+			have_top = true;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			msg_version();
+		default:
+			if (!cli_data_opt(&o.d, c, optarg))
+				cli_bad_option(c, argv);
+		}
+	}
+	for (; optind < argc; optind++) {
+		if (cli_parse_pid(argv[optind], &pids[npids]) < 0)
+			msg_usage(2, "invalid PID '%s'", argv[optind]);
+		npids++;
+	}
+	cli_data_check(&o.d);
+	if (have_top && !o.maps)
+		msg_usage(2, "--top needs --maps");
+
+	o.listing = npids == 0;
+	o.pids = pids;
+	o.npids = npids;
+	if (o.d.watch_ns)
+		rc = cli_watch(run_once, &o, o.d.watch_ns, o.d.count);
+	else
+		rc = cli_output(o.d.output, run_once, &o);
+	free(pids);
+	return rc;
+}

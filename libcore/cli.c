@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared command-side helpers for palloc-smaps, palloc-cgroup and kin. */
+#include "cli.h"
+#include "msg.h"
+#include "num.h"
+#include "outfile.h"
+
+#include <limits.h>
+#include <time.h>
+
+int cli_parse_pid(const char *s, pid_t *pid)
+{
+	uint64_t v;
+
+	if (num_parse_u64(s, false, &v) < 0 || v == 0 || v > INT_MAX)
+		return -1;
+	*pid = (pid_t)v;
+	return 0;
+}
+
+void cli_data_init(struct cli_data *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->root = "";
+}
+
+bool cli_data_opt(struct cli_data *d, int c, const char *arg)
+{
+	switch (c) {
+	case CLI_OPT_JSON:
+		d->json = true;
+		return true;
+	case CLI_OPT_PROM:
+		d->prom = true;
+		return true;
+	case 'w':
+		if (num_parse_seconds(arg, &d->watch_ns) < 0 ||
+		    d->watch_ns == 0)
+			msg_usage(2, "invalid --watch '%s': want seconds "
+				  "above 0", arg);
+		return true;
+	case 'c':
+		if (num_parse_u64(arg, false, &d->count) < 0 || d->count == 0)
+			msg_usage(2, "invalid --count '%s': want a number "
+				  "above 0", arg);
+		d->have_count = true;
+		return true;
+	case CLI_OPT_SYSROOT:
+		d->root = arg;
+		return true;
+	case 'o':
+		d->output = arg;
+		return true;
+	default:
+		return false;
+	}
+}
+
+void cli_data_check(const struct cli_data *d)
+{
+	if (d->json && d->prom)
+		msg_usage(2, "--json and --prom exclude each other");
+	if (d->watch_ns && (d->prom || d->output))
+		msg_usage(2, "--watch prints NDJSON to standard output only");
+	if (d->have_count && !d->watch_ns)
+		msg_usage(2, "--count needs --watch");
+}
+
+uint64_t cli_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+const char *cli_human(char *buf, size_t size, uint64_t bytes)
+{
+	static const char units[] = "KMGT";
+	double x = (double)bytes;
+	int u = -1;
+
+	if (bytes < 1024) {
+		snprintf(buf, size, "%llu", (unsigned long long)bytes);
+		return buf;
+	}
+	while (x >= 1024 && u < 3) {
+		x /= 1024;
+		u++;
+	}
+	snprintf(buf, size, "%.1f%c", x, units[u]);
+	return buf;
+}
+
+int cli_watch(cli_sample_fn *sample, void *ctx, uint64_t interval_ns,
+	      uint64_t count)
+{
+	struct timespec ts = { (time_t)(interval_ns / 1000000000u),
+			       (long)(interval_ns % 1000000000u) };
+	uint64_t done = 0;
+	int rc;
+
+	for (;;) {
+		rc = sample(ctx, done == 0, stdout);
+		if (rc == 1)
+			return 0;
+		if (rc || ++done == count)
+			return rc;
+		/* EINTR: a signal we do not handle ends us anyway. */
+		nanosleep(&ts, NULL);
+	}
+}
+
+int cli_output(const char *path, cli_sample_fn *sample, void *ctx)
+{
+	struct outfile out;
+
+	if (outfile_open(&out, path) < 0) {
+		msg_error("%s", msg_last());
+		return 2;
+	}
+	if (sample(ctx, true, out.fp) != 0) {
+		outfile_abort(&out);
+		return 2;
+	}
+	if (outfile_commit(&out) < 0) {
+		msg_error("%s", msg_last());
+		return 2;
+	}
+	return 0;
+}
+
+void cli_bad_option(int c, char **argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+
+	if (c == ':')
+		msg_usage(2, "option '%s' requires an argument", arg);
+	if (optopt)
+		msg_usage(2, "invalid option -- '%c'", optopt);
+	msg_usage(2, "unrecognized option '%s'", arg);
+}

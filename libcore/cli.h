@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* Pieces the data commands share: PID arguments, sizes for people, --watch. */
+#ifndef PALLOC_CLI_H
+#define PALLOC_CLI_H
+
+#include "common.h"
+
+#include <getopt.h>
+
+/*
+ * For commands only (these print and exit, unlike the rest of libcore):
+ * palloc-smaps and palloc-cgroup use them, and palloc-mallinfo's --watch
+ * may. Not thread-safe where they call msg_usage().
+ */
+
+/*
+ * The options every data command shares (palloc-smaps, palloc-cgroup):
+ * --json, --prom, -w/--watch, -c/--count, --sysroot, -o/--output. Put
+ * CLI_DATA_LONGOPTS in the getopt_long table and "w:c:o:" in the short
+ * ones, hand each option to cli_data_opt(), then call cli_data_check().
+ * A command's own long-only options are numbered from CLI_OPT_NEXT.
+ */
+enum {
+	CLI_OPT_JSON = 0x100,  /* above CHAR_MAX, as STYLE.md section 5 asks */
+	CLI_OPT_PROM,
+	CLI_OPT_SYSROOT,
+	CLI_OPT_NEXT,
+};
+
+#define CLI_DATA_LONGOPTS                                             \
+	{ "json", no_argument, NULL, CLI_OPT_JSON },                  \
+	{ "prom", no_argument, NULL, CLI_OPT_PROM },                  \
+	{ "watch", required_argument, NULL, 'w' },                    \
+	{ "count", required_argument, NULL, 'c' },                    \
+	{ "sysroot", required_argument, NULL, CLI_OPT_SYSROOT },      \
+	{ "output", required_argument, NULL, 'o' }
+
+struct cli_data {
+	bool json, prom;
+	uint64_t watch_ns;    /* 0: no --watch */
+	uint64_t count;       /* --count; 0: no limit */
+	bool have_count;
+	const char *root;     /* --sysroot, "" by default */
+	const char *output;   /* -o, NULL: stdout */
+};
+
+/* Initialise D to the defaults. */
+void cli_data_init(struct cli_data *d);
+
+/* Take option C (ARG its argument) into D when it is one of the shared
+ * ones; exits with a usage error on a bad value. Returns true when C was
+ * a shared option. */
+bool cli_data_opt(struct cli_data *d, int c, const char *arg);
+
+/* The rules between them (--json xor --prom; --watch prints NDJSON to
+ * stdout only; --count needs --watch); exits with a usage error. */
+void cli_data_check(const struct cli_data *d);
+
+/* Parse a PID: decimal in 1..INT_MAX. Returns 0, or -1 (no message). */
+int cli_parse_pid(const char *s, pid_t *pid);
+
+/* Wall-clock time in nanoseconds since the epoch (CLOCK_REALTIME). */
+uint64_t cli_now_ns(void);
+
+/*
+ * A size for people: bytes below 1 KiB, else one decimal and K, M, G or T
+ * (powers of 1024), in BUF. Returns BUF. JSON never uses this.
+ */
+const char *cli_human(char *buf, size_t size, uint64_t bytes);
+
+/*
+ * A command's sampler: read what CTX names and print it to FP. FIRST is
+ * true for the first sample of a run. Returns 0, 1 when what it watches
+ * is gone (only after the first sample: then nothing is printed), or 2
+ * after printing an error.
+ */
+typedef int cli_sample_fn(void *ctx, bool first, FILE *fp);
+
+/*
+ * The --watch loop: SAMPLE(CTX, FIRST, stdout) now and then every
+ * INTERVAL_NS until COUNT samples were taken (0: no limit) or SAMPLE
+ * returns non-zero; 1 (the watched process or cgroup is gone) is the
+ * normal end, exit code 0. Returns the exit code: 0 or 2.
+ */
+int cli_watch(cli_sample_fn *sample, void *ctx, uint64_t interval_ns,
+	      uint64_t count);
+
+/*
+ * One SAMPLE(CTX, true, FP) into PATH (outfile.h: "-" or NULL is stdout; a
+ * file appears whole or not at all). Returns the exit code: 0, or 2 (the
+ * output is dropped).
+ */
+int cli_output(const char *path, cli_sample_fn *sample, void *ctx);
+
+/*
+ * The usage error for getopt_long's answer C ('?' or ':'; call getopt_long
+ * with opterr = 0 and an optstring starting with ':'), naming the option
+ * as getopt would. Exits 2.
+ */
+PALLOC_NORETURN void cli_bad_option(int c, char **argv);
+
+#endif /* PALLOC_CLI_H */

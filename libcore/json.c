@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/* jansson helpers shared by the commands: top object, nulls, printing. */
+#include "json.h"
+#include "msg.h"
+
+static __thread bool json_broken;
+
+static json_t *oom(json_t *v)
+{
+	if (!v) {
+		json_broken = true;
+		msg_set("cannot build JSON: out of memory");
+	}
+	return v;
+}
+
+json_t *json_top_new_version(const char *format, int version)
+{
+	json_t *top = json_object();
+
+	if (!top)
+		return oom(NULL);
+	if (json_set(top, "format", json_string(format)) < 0 ||
+	    json_set(top, "format_version", json_integer(version)) < 0) {
+		json_decref(top);
+		return NULL;
+	}
+	return top;
+}
+
+json_t *json_top_new(const char *format)
+{
+	return json_top_new_version(format, 1);
+}
+
+json_t *json_u64(uint64_t v)
+{
+	if (v > (uint64_t)INT64_MAX)
+		return oom(json_null());
+	return oom(json_integer((json_int_t)v));
+}
+
+json_t *json_u64_or_null(bool have, uint64_t v)
+{
+	return have ? json_u64(v) : oom(json_null());
+}
+
+json_t *json_i64_or_null(bool have, int64_t v)
+{
+	return oom(have ? json_integer((json_int_t)v) : json_null());
+}
+
+json_t *json_real_or_null(bool have, double v)
+{
+	return oom(have ? json_real(v) : json_null());
+}
+
+/* Length of the valid UTF-8 sequence at S (1-4), or 0 if invalid. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0) {
+		n = 2;
+		cp = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		n = 3;
+		cp = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		n = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past U+10FFFF are invalid. */
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
+	    (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+json_t *json_str_or_null(const char *s)
+{
+	const unsigned char *p;
+	char *copy;
+	json_t *v;
+	size_t i = 0, n;
+
+	if (!s)
+		return oom(json_null());
+	v = json_string(s);
+	if (v)
+		return v;
+	/* jansson refuses invalid UTF-8: replace the offending bytes. */
+	copy = strdup(s);
+	if (!copy)
+		return oom(NULL);
+	p = (const unsigned char *)copy;
+	while (p[i]) {
+		n = utf8_len(p + i);
+		if (n == 0) {
+			copy[i] = '?';
+			n = 1;
+		}
+		i += n;
+	}
+	v = json_string(copy);
+	free(copy);
+	return oom(v);
+}
+
+json_t *json_hex(uint64_t addr)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
+	return oom(json_string(buf));
+}
+
+int json_set(json_t *obj, const char *key, json_t *value)
+{
+	if (!obj || !value) {
+		json_decref(value);
+		oom(NULL);
+		return -1;
+	}
+	if (json_object_set_new(obj, key, value) < 0) {
+		oom(NULL);
+		return -1;
+	}
+	return 0;
+}
+
+int json_push(json_t *arr, json_t *value)
+{
+	if (!arr || !value) {
+		json_decref(value);
+		oom(NULL);
+		return -1;
+	}
+	if (json_array_append_new(arr, value) < 0) {
+		oom(NULL);
+		return -1;
+	}
+	return 0;
+}
+
+bool json_failed(void)
+{
+	bool was = json_broken;
+
+	json_broken = false;
+	return was;
+}
+
+int json_print(FILE *fp, const json_t *value, size_t flags)
+{
+	char *text = json_dumps(value, flags | JSON_PRESERVE_ORDER);
+	int rc = 0;
+
+	if (!text)
+		return msg_set("cannot format JSON: out of memory");
+	if (fputs(text, fp) == EOF || fputc('\n', fp) == EOF ||
+	    fflush(fp) == EOF)
+		rc = msg_set_errno(errno, "write error");
+	free(text);
+	return rc;
+}
