@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: MIT */
+/* palloc-dump: heap profiles from live agents or files, as pprof, top, folded or JSON. */
+#include "common.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "allocinfo.h"
+#include "folded.h"
+#include "json.h"
+#include "msg.h"
+#include "num.h"
+#include "outfile.h"
+#include "pprof.h"
+#include "report.h"
+#include "serve.h"
+#include "symbols.h"
+
+#define DEFAULT_TOP 20
+
+static PALLOC_NORETURN void usage(void)
+{
+	printf("Usage:\n"
+	       " %s [options]\n"
+	       " %s [options] <pid>|<file>\n"
+	       " %s --serve <addr> [<pid>...]\n"
+	       "\n"
+	       "Without an operand, list the live palloc agents you can "
+	       "reach.\n"
+	       "With a <pid>, fetch a heap profile from that process's agent "
+	       "and\n"
+	       "symbolize it; with a <file>, read a pprof profile.\n"
+	       "\n"
+	       "Options:\n"
+	       " -p, --pid <pid>             the process to fetch from\n"
+	       " -a, --allocs                the allocs profile (default "
+	       "sample type\n"
+	       "                               alloc_space)\n"
+	       " -s, --seconds <n>           the delta over the next <n> "
+	       "seconds\n"
+	       "     --stats                 the agent's exact counters "
+	       "instead\n"
+	       " -o, --output <file>         write the profile (pprof, "
+	       "gzipped; - for\n"
+	       "                               stdout)\n"
+	       " -t, --top[=<n>]             print the top <n> functions "
+	       "(default %d;\n"
+	       "                               0: all)\n"
+	       " -f, --folded                print collapsed stacks for "
+	       "flame graphs\n"
+	       " -j, --json                  print a summary and the top "
+	       "functions as JSON\n"
+	       "     --sample-index <type>   sample type for --top, "
+	       "--folded, --json\n"
+	       "     --symbolize             symbolize a raw profile <file>\n"
+	       "     --no-symbolize          keep raw addresses\n"
+	       "     --root <dir>            read ELF files below <dir> when "
+	       "symbolizing\n"
+	       "                               a <file> (default /)\n"
+	       "     --timeout <seconds>     wait at most this long for each "
+	       "read from\n"
+	       "                               an agent (default 10)\n"
+	       "     --serve <addr>          serve the agents' endpoints and "
+	       "/metrics\n"
+	       "                               over HTTP on <addr> "
+	       "([host:]port)\n"
+	       "\n"
+	       " -h, --help                  display this help\n"
+	       " -V, --version               display version\n"
+	       "\n"
+	       "For more details see palloc-dump(1).\n",
+	       msg_prog(), msg_prog(), msg_prog(), DEFAULT_TOP);
+	exit(0);
+}
+
+struct opts {
+	const char *output, *sample_arg, *root, *serve_addr;
+	bool allocs, stats, want_top, folded, json, symbolize, no_symbolize;
+	uint64_t seconds, top;
+	int timeout_ms;
+};
+
+static bool all_digits(const char *s)
+{
+	return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+/* The agents table (or JSON) of palloc-dump without an operand. */
+static int list_agents(const struct opts *o)
+{
+	struct allocinfo_agent *a;
+	size_t n;
+	json_t *top = NULL, *arr;
+	int rc = 0;
+
+	if (allocinfo_list(&a, &n, o->timeout_ms) < 0) {
+		msg_error_last("cannot list agents");
+		return 2;
+	}
+	if (o->json) {
+		top = json_top_new("palloc-dump-list");
+		arr = json_array();
+		json_set(top, "agents", arr);
+		for (size_t i = 0; i < n; i++) {
+			json_t *e = json_object(), *s = a[i].stats;
+
+			json_set(e, "pid", json_integer(a[i].pid));
+			json_set(e, "program",
+				 json_str_or_null(s ? json_string_value(
+							      json_object_get(
+								      s,
+								      "program"))
+						    : NULL));
+			json_set(e, "uptime_seconds",
+				 json_real_or_null(
+					 s && json_is_number(json_object_get(
+						      s, "uptime_seconds")),
+					 json_number_value(json_object_get(
+						 s, "uptime_seconds"))));
+			json_set(e, "sampled_inuse_bytes",
+				 json_i64_or_null(
+					 s && allocinfo_int(
+							s,
+							"sampled_inuse_bytes") >=
+						      0,
+					 allocinfo_int(s,
+						       "sampled_inuse_bytes")));
+			json_set(e, "error",
+				 json_str_or_null(s ? NULL : a[i].error));
+			json_push(arr, e);
+		}
+		if (json_failed() || json_print(stdout, top, JSON_INDENT(2)) <
+					     0) {
+			msg_error_last("cannot print the list");
+			rc = 2;
+		}
+		json_decref(top);
+		allocinfo_agents_free(a, n);
+		return rc;
+	}
+	printf("%8s  %-20s %12s %16s\n", "PID", "PROGRAM", "UPTIME",
+	       "SAMPLED_INUSE");
+	for (size_t i = 0; i < n; i++) {
+		const json_t *s = a[i].stats;
+		char uptime[32] = "-", inuse[32] = "-";
+
+		if (!s) {
+			printf("%8d  %-20s %12s %16s  (%s)\n", (int)a[i].pid,
+			       "?", "-", "-", a[i].error);
+			continue;
+		}
+		snprintf(uptime, sizeof(uptime), "%.0fs",
+			 json_number_value(json_object_get(s,
+							   "uptime_seconds")));
+		if (allocinfo_int(s, "sampled_inuse_bytes") >= 0)
+			snprintf(inuse, sizeof(inuse), "%lld",
+				 (long long)allocinfo_int(
+					 s, "sampled_inuse_bytes"));
+		printf("%8d  %-20s %12s %16s\n", (int)a[i].pid,
+		       json_string_value(json_object_get(s, "program"))
+			       ? json_string_value(
+					 json_object_get(s, "program"))
+			       : "?",
+		       uptime, inuse);
+	}
+	allocinfo_agents_free(a, n);
+	return rc;
+}
+
+/* --stats: the agent's counters, as JSON or "key value" lines. */
+static int dump_stats(pid_t pid, const struct opts *o)
+{
+	json_t *j = allocinfo_get_json(pid, "/debug/palloc/stats",
+				       o->timeout_ms);
+	struct outfile of;
+	const char *key;
+	json_t *v;
+
+	if (!j) {
+		msg_error("cannot reach agent of process '%d': %s", (int)pid,
+			  msg_last());
+		return 2;
+	}
+	if (o->output) {
+		if (outfile_open(&of, o->output) < 0) {
+			msg_error("%s", msg_last());
+			json_decref(j);
+			return 2;
+		}
+		if (json_print(of.fp, j, JSON_INDENT(2)) < 0) {
+			outfile_abort(&of);
+			msg_error("%s", msg_last());
+			json_decref(j);
+			return 2;
+		}
+		if (outfile_commit(&of) < 0) {
+			msg_error("%s", msg_last());
+			json_decref(j);
+			return 2;
+		}
+	} else if (o->json) {
+		json_print(stdout, j, JSON_INDENT(2));
+	} else {
+		json_object_foreach(j, key, v) {
+			char *s = json_dumps(v, JSON_ENCODE_ANY);
+
+			printf("%-26s %s\n", key, s ? s : "?");
+			free(s);
+		}
+	}
+	json_decref(j);
+	return 0;
+}
+
+/* Sum of every sample type, for the JSON summary. */
+static json_t *totals_json(const struct pprof_profile *p)
+{
+	json_t *t = json_object();
+
+	for (size_t k = 0; k < p->n_sample_types; k++) {
+		char key[128];
+		int64_t sum = 0;
+
+		for (size_t i = 0; i < p->n_samples; i++)
+			sum += p->samples[i].values[k];
+		snprintf(key, sizeof(key), "%s_%s", p->sample_types[k].type,
+			 report_unit_suffix(p->sample_types[k].unit));
+		json_set(t, key, json_integer(sum));
+	}
+	return t;
+}
+
+static json_t *profile_json(const struct pprof_profile *p, pid_t pid,
+			    const char *file, const struct report *r,
+			    size_t top)
+{
+	json_t *j = json_top_new("palloc-dump"), *types = json_array();
+
+	json_set(j, "pid", json_i64_or_null(pid > 0, pid));
+	json_set(j, "file", json_str_or_null(file));
+	for (size_t k = 0; k < p->n_sample_types; k++) {
+		json_t *t = json_object();
+
+		json_set(t, "type", json_string(p->sample_types[k].type));
+		json_set(t, "unit", json_string(p->sample_types[k].unit));
+		json_push(types, t);
+	}
+	json_set(j, "sample_types", types);
+	json_set(j, "default_sample_type",
+		 json_str_or_null(p->default_sample_type[0]
+					  ? p->default_sample_type
+					  : NULL));
+	json_set(j, "period_bytes", json_integer(p->period));
+	json_set(j, "time_ns", json_integer(p->time_nanos));
+	json_set(j, "duration_ns", json_integer(p->duration_nanos));
+	json_set(j, "sample_count", json_integer((json_int_t)p->n_samples));
+	json_set(j, "location_count",
+		 json_integer((json_int_t)p->n_locations));
+	json_set(j, "mapping_count", json_integer((json_int_t)p->n_mappings));
+	json_set(j, "totals", totals_json(p));
+	json_set(j, "top", report_to_json(r, top));
+	return j;
+}
+
+/* Write the profile and the requested views. Returns the exit code. */
+static int output_profile(struct pprof_profile *p, pid_t pid,
+			  const char *file, const struct opts *o)
+{
+	struct report *r = NULL;
+	json_t *j = NULL;
+	int idx = -1, rc = 2;
+
+	if (o->want_top || o->json || o->folded) {
+		const char *arg = o->sample_arg;
+
+		idx = report_sample_index(p, arg);
+		if (idx < 0) {
+			msg_error("invalid --sample-index: %s", msg_last());
+			return 2;
+		}
+	}
+	if (o->want_top || o->json) {
+		r = report_by_function(p, idx);
+		if (!r) {
+			msg_error("cannot summarize the profile: %s",
+				  msg_last());
+			return 2;
+		}
+	}
+	if (o->json) {
+		j = profile_json(p, pid, file, r, o->want_top ? o->top : 0);
+		if (json_failed() || !j) {
+			msg_error("cannot build JSON: out of memory");
+			goto out;
+		}
+	}
+	/* The file first: a failure leaves nothing half-written anywhere. */
+	if (o->output && pprof_write_file(p, o->output) < 0) {
+		msg_error("cannot write '%s': %s", o->output, msg_last());
+		goto out;
+	}
+	rc = 0;
+	if (j) {
+		if (json_print(stdout, j, JSON_INDENT(2)) < 0)
+			rc = 1;
+	} else if (o->want_top) {
+		if (report_print_top(stdout, r, o->top, false) < 0)
+			rc = 1;
+	}
+	if (o->folded && folded_write(stdout, p, idx) < 0)
+		rc = 1;
+	if (rc == 1)
+		msg_error("write error: %s", msg_last());
+out:
+	json_decref(j);
+	report_free(r);
+	return rc;
+}
+
+static void symbolize(struct pprof_profile *p, const char *root)
+{
+	struct symbols_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (symbols_symbolize(p, root, &st) < 0)
+		msg_warn("cannot symbolize: %s", msg_last());
+}
+
+static int dump_pid(pid_t pid, const struct opts *o)
+{
+	char target[128], root[64];
+	struct pprof_profile *p;
+	int timeout = o->timeout_ms;
+	int rc;
+
+	if (o->stats)
+		return dump_stats(pid, o);
+	snprintf(target, sizeof(target), "/debug/pprof/%s",
+		 o->allocs ? "allocs" : "heap");
+	if (o->seconds) {
+		size_t n = strlen(target);
+
+		snprintf(target + n, sizeof(target) - n, "?seconds=%llu",
+			 (unsigned long long)o->seconds);
+		/* The first byte comes after the delta's seconds. */
+		if (o->seconds * 1000 + (uint64_t)timeout < INT_MAX)
+			timeout += (int)(o->seconds * 1000);
+	}
+	p = allocinfo_get_profile(pid, target, timeout);
+	if (!p) {
+		msg_error("cannot reach agent of process '%d': %s", (int)pid,
+			  msg_last());
+		return 2;
+	}
+	if (!o->no_symbolize) {
+		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+		symbolize(p, root);
+	}
+	rc = output_profile(p, pid, NULL, o);
+	pprof_free(p);
+	return rc;
+}
+
+static int dump_file(const char *path, const struct opts *o)
+{
+	struct pprof_profile *p = pprof_read_file(path);
+	int rc;
+
+	if (!p) {
+		msg_error("cannot read '%s': %s", path, msg_last());
+		return 2;
+	}
+	if (o->symbolize && !o->no_symbolize)
+		symbolize(p, o->root ? o->root : "/");
+	rc = output_profile(p, 0, path, o);
+	pprof_free(p);
+	return rc;
+}
+
+static int parse_pid(const char *s, pid_t *pid)
+{
+	uint64_t v;
+
+	if (num_parse_u64(s, false, &v) < 0 || v == 0 || v > INT_MAX)
+		return -1;
+	*pid = (pid_t)v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum {
+		OPT_STATS = CHAR_MAX + 1,
+		OPT_SAMPLE_INDEX,
+		OPT_SYMBOLIZE,
+		OPT_NO_SYMBOLIZE,
+		OPT_ROOT,
+		OPT_TIMEOUT,
+		OPT_SERVE,
+	};
+	static const struct option longopts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"allocs", no_argument, NULL, 'a'},
+		{"seconds", required_argument, NULL, 's'},
+		{"stats", no_argument, NULL, OPT_STATS},
+		{"output", required_argument, NULL, 'o'},
+		{"top", optional_argument, NULL, 't'},
+		{"folded", no_argument, NULL, 'f'},
+		{"json", no_argument, NULL, 'j'},
+		{"sample-index", required_argument, NULL, OPT_SAMPLE_INDEX},
+		{"symbolize", no_argument, NULL, OPT_SYMBOLIZE},
+		{"no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE},
+		{"root", required_argument, NULL, OPT_ROOT},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"serve", required_argument, NULL, OPT_SERVE},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	struct opts o = { .top = DEFAULT_TOP,
+			  .timeout_ms = ALLOCINFO_TIMEOUT_MS };
+	const char *pid_arg = NULL, *operand = NULL;
+	pid_t pid = 0;
+	uint64_t ns;
+	int c, views;
+
+	msg_init(argv[0]);
+	signal(SIGPIPE, SIG_IGN);
+	while ((c = getopt_long(argc, argv, "p:as:o:t::fjhV", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			pid_arg = optarg;
+			break;
+		case 'a':
+			o.allocs = true;
+			break;
+		case 's':
+			if (num_parse_u64(optarg, false, &o.seconds) < 0 ||
+			    o.seconds == 0 || o.seconds > 3600)
+				msg_usage(2, "invalid --seconds '%s': want 1 "
+					     "to 3600", optarg);
+			break;
+		case OPT_STATS:
+			o.stats = true;
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case 't':
+			o.want_top = true;
+			/* "--top 5 PID" as well as "--top=5": a following
+			 * all-digit word is the count when an operand
+			 * follows it. */
+			if (!optarg && optind < argc - 1 &&
+			    all_digits(argv[optind]))
+				optarg = argv[optind++];
+			if (optarg && num_parse_u64(optarg, false, &o.top) < 0)
+				msg_usage(2, "invalid --top '%s': %s", optarg,
+					  msg_last());
+			break;
+		case 'f':
+			o.folded = true;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case OPT_SAMPLE_INDEX:
+			o.sample_arg = optarg;
+			break;
+		case OPT_SYMBOLIZE:
+			o.symbolize = true;
+			break;
+		case OPT_NO_SYMBOLIZE:
+			o.no_symbolize = true;
+			break;
+		case OPT_ROOT:
+			o.root = optarg;
+			break;
+		case OPT_TIMEOUT:
+			if (num_parse_seconds(optarg, &ns) < 0 || ns == 0 ||
+			    ns / 1000000 > 86400000)
+				msg_usage(2, "invalid --timeout '%s'", optarg);
+			o.timeout_ms = (int)(ns / 1000000);
+			if (o.timeout_ms == 0)
+				o.timeout_ms = 1;
+			break;
+		case OPT_SERVE:
+			o.serve_addr = optarg;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			msg_version();
+		default:
+			msg_usage(2, "invalid option");
+		}
+	}
+
+	if (o.serve_addr) {
+		pid_t *pids = NULL;
+		int n = argc - optind, rc;
+
+		if (o.output || o.want_top || o.folded || o.json || o.stats)
+			msg_usage(2, "--serve takes only pids");
+		pids = calloc((size_t)n + 1, sizeof(*pids));
+		if (!pids) {
+			msg_error("out of memory");
+			return 2;
+		}
+		for (int i = 0; i < n; i++)
+			if (parse_pid(argv[optind + i], &pids[i]) < 0)
+				msg_usage(2, "invalid pid '%s'",
+					  argv[optind + i]);
+		rc = serve_run(o.serve_addr, pids, (size_t)n, o.timeout_ms);
+		free(pids);
+		return rc;
+	}
+
+	if (argc - optind > 1)
+		msg_usage(2, "too many operands");
+	if (argc - optind == 1)
+		operand = argv[optind];
+	if (pid_arg && operand)
+		msg_usage(2, "both --pid and an operand");
+	if (pid_arg && parse_pid(pid_arg, &pid) < 0)
+		msg_usage(2, "invalid pid '%s'", pid_arg);
+	if (operand && all_digits(operand)) {
+		struct stat st;
+
+		/* A number names a process unless only a file has it. */
+		if (parse_pid(operand, &pid) < 0)
+			msg_usage(2, "invalid pid '%s'", operand);
+		if (kill(pid, 0) < 0 && errno == ESRCH &&
+		    stat(operand, &st) == 0)
+			pid = 0;
+		else
+			operand = NULL;
+	}
+	views = o.want_top + o.folded + o.json;
+	if (views > 1)
+		msg_usage(2, "--top, --folded and --json are exclusive");
+	if (o.output && strcmp(o.output, "-") == 0 && views)
+		msg_usage(2, "-o - and a text view both write to stdout");
+	if (!pid && !operand) {
+		if (o.allocs || o.seconds || o.stats || o.output || o.want_top ||
+		    o.folded || o.symbolize)
+			msg_usage(2, "missing pid or file operand");
+		return list_agents(&o);
+	}
+	if (operand && (o.allocs || o.seconds || o.stats))
+		msg_usage(2, "--allocs, --seconds and --stats need a pid");
+	if (o.symbolize && o.no_symbolize)
+		msg_usage(2, "--symbolize and --no-symbolize are exclusive");
+	if (!o.output && !views && !o.stats) {
+		/* On a terminal a table; into a pipe the profile itself. */
+		if (pid && !isatty(STDOUT_FILENO))
+			o.output = "-";
+		else
+			o.want_top = true;
+	}
+	if (o.allocs && !o.sample_arg && (o.want_top || o.folded || o.json))
+		o.sample_arg = "alloc_space";
+	return pid ? dump_pid(pid, &o) : dump_file(operand, &o);
+}

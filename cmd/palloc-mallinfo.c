@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/* palloc-mallinfo: the allocator's own view of a live process, through its agent. */
+#include "common.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "allocinfo.h"
+#include "json.h"
+#include "msg.h"
+#include "num.h"
+#include "outfile.h"
+
+static PALLOC_NORETURN void usage(void)
+{
+	printf("Usage:\n"
+	       " %s [options] [<pid>]\n"
+	       "\n"
+	       "Show the allocator's state (glibc, jemalloc, mimalloc, "
+	       "tcmalloc) of a\n"
+	       "process running the palloc agent; without <pid>, list those "
+	       "processes\n"
+	       "with their allocator.\n"
+	       "\n"
+	       "Options:\n"
+	       " -p, --pid <pid>             the process\n"
+	       " -j, --json                  print JSON\n"
+	       "     --prom                  print Prometheus text format\n"
+	       " -w, --watch <seconds>       repeat every <seconds>, one JSON "
+	       "object per\n"
+	       "                               line\n"
+	       " -o, --output <file>         write to <file> instead of "
+	       "stdout\n"
+	       "     --timeout <seconds>     wait at most this long for each "
+	       "read from\n"
+	       "                               the agent (default 10)\n"
+	       "\n"
+	       " -h, --help                  display this help\n"
+	       " -V, --version               display version\n"
+	       "\n"
+	       "For more details see palloc-mallinfo(1).\n",
+	       msg_prog());
+	exit(0);
+}
+
+struct opts {
+	bool json, prom;
+	uint64_t watch_ns;
+	const char *output;
+	int timeout_ms;
+};
+
+static void print_value(FILE *fp, const char *key, const json_t *v)
+{
+	if (json_is_integer(v))
+		fprintf(fp, "%-24s %lld\n", key,
+			(long long)json_integer_value(v));
+	else if (json_is_string(v))
+		fprintf(fp, "%-24s %s\n", key, json_string_value(v));
+	else if (json_is_null(v))
+		fprintf(fp, "%-24s -\n", key);
+	else if (json_is_real(v))
+		fprintf(fp, "%-24s %g\n", key, json_real_value(v));
+}
+
+/* The human table: comparable fields, then the specific scalars and, for
+ * glibc, one line per arena. */
+static void print_table(FILE *fp, const json_t *j)
+{
+	const json_t *cmp = json_object_get(j, "comparable");
+	const json_t *spec = json_object_get(j, "specific");
+	const json_t *arenas, *v;
+	const char *key;
+	size_t i;
+
+	fprintf(fp, "%-24s %d\n", "pid", (int)allocinfo_int(j, "pid"));
+	print_value(fp, "program", json_object_get(j, "program"));
+	print_value(fp, "allocator", json_object_get(j, "allocator"));
+	print_value(fp, "allocator_object",
+		    json_object_get(j, "allocator_object"));
+	json_object_foreach((json_t *)cmp, key, v)
+		print_value(fp, key, v);
+	json_object_foreach((json_t *)spec, key, v) {
+		if (json_is_object(v)) {
+			const char *k2;
+			const json_t *v2;
+
+			json_object_foreach((json_t *)v, k2, v2) {
+				char full[128];
+
+				snprintf(full, sizeof(full), "%s.%s", key, k2);
+				print_value(fp, full, v2);
+			}
+		} else {
+			print_value(fp, key, v);
+		}
+	}
+	arenas = json_object_get(spec, "arenas");
+	if (!json_is_array(arenas) || json_array_size(arenas) == 0)
+		return;
+	if (json_object_get(json_array_get(arenas, 0), "rest_bytes")) {
+		fprintf(fp, "\n%6s %16s %12s %12s %12s\n", "ARENA",
+			"SYSTEM_BYTES", "FAST_BYTES", "REST_BYTES",
+			"FREE_CHUNKS");
+		json_array_foreach(arenas, i, v) {
+			long long chunks = 0;
+			size_t k;
+			const json_t *fc;
+
+			json_array_foreach(json_object_get(v, "free_chunks"),
+					   k, fc)
+				chunks += allocinfo_int(fc, "count") > 0
+						  ? allocinfo_int(fc, "count")
+						  : 0;
+			fprintf(fp, "%6lld %16lld %12lld %12lld %12lld\n",
+				(long long)allocinfo_int(v, "index"),
+				(long long)allocinfo_int(
+					v, "system_current_bytes"),
+				(long long)allocinfo_int(v, "fast_bytes"),
+				(long long)allocinfo_int(v, "rest_bytes"),
+				chunks);
+		}
+	} else if (json_object_get(json_array_get(arenas, 0),
+				   "dirty_bytes")) {
+		fprintf(fp, "\n%6s %8s %16s %14s %14s\n", "ARENA", "THREADS",
+			"ACTIVE_BYTES", "DIRTY_BYTES", "MUZZY_BYTES");
+		json_array_foreach(arenas, i, v)
+			fprintf(fp, "%6lld %8lld %16lld %14lld %14lld\n",
+				(long long)allocinfo_int(v, "index"),
+				(long long)allocinfo_int(v, "thread_count"),
+				(long long)allocinfo_int(v, "active_bytes"),
+				(long long)allocinfo_int(v, "dirty_bytes"),
+				(long long)allocinfo_int(v, "muzzy_bytes"));
+	}
+}
+
+static int list_agents(const struct opts *o)
+{
+	struct allocinfo_agent *a;
+	size_t n;
+	json_t *top, *arr;
+	int rc = 0;
+
+	if (allocinfo_list(&a, &n, o->timeout_ms) < 0) {
+		msg_error_last("cannot list agents");
+		return 2;
+	}
+	top = json_top_new("palloc-mallinfo-list");
+	arr = json_array();
+	json_set(top, "processes", arr);
+	if (!o->json)
+		printf("%8s  %-20s %-10s %16s\n", "PID", "PROGRAM", "ALLOCATOR",
+		       "ALLOCATED_BYTES");
+	for (size_t i = 0; i < n; i++) {
+		const json_t *s = a[i].stats;
+		const char *prog = json_string_value(
+			json_object_get(s, "program"));
+		const char *alloc = json_string_value(
+			json_object_get(s, "allocator"));
+		int64_t bytes = allocinfo_int(s, "allocator_allocated_bytes");
+		json_t *e = json_object();
+
+		json_set(e, "pid", json_integer(a[i].pid));
+		json_set(e, "program", json_str_or_null(prog));
+		json_set(e, "allocator", json_str_or_null(alloc));
+		json_set(e, "allocated_bytes",
+			 json_i64_or_null(bytes >= 0, bytes));
+		json_push(arr, e);
+		if (o->json)
+			continue;
+		if (bytes >= 0)
+			printf("%8d  %-20s %-10s %16lld\n", (int)a[i].pid,
+			       prog ? prog : "?", alloc ? alloc : "?",
+			       (long long)bytes);
+		else
+			printf("%8d  %-20s %-10s %16s\n", (int)a[i].pid,
+			       prog ? prog : "?", alloc ? alloc : "?", "-");
+	}
+	if (o->json && (json_failed() ||
+			json_print(stdout, top, JSON_INDENT(2)) < 0)) {
+		msg_error_last("cannot print the list");
+		rc = 2;
+	}
+	json_decref(top);
+	allocinfo_agents_free(a, n);
+	return rc;
+}
+
+/* One report of pid into fp. Returns 0, or 2 after printing why. */
+static int report_once(FILE *fp, pid_t pid, const struct opts *o)
+{
+	json_t *j = allocinfo_get_json(pid, "/debug/palloc/mallinfo",
+				       o->timeout_ms);
+	int rc = 0;
+
+	if (!j) {
+		msg_error("cannot reach agent of process '%d': %s", (int)pid,
+			  msg_last());
+		return 2;
+	}
+	if (o->prom) {
+		struct allocinfo_proc v = { .pid = pid, .mallinfo = j };
+
+		v.stats = allocinfo_get_json(pid, "/debug/palloc/stats",
+					     o->timeout_ms);
+		v.program = json_string_value(json_object_get(j, "program"));
+		if (!v.program)
+			v.program = "";
+		if (allocinfo_prom(fp, &v, 1) < 0)
+			rc = 1;
+		json_decref(v.stats);
+	} else if (o->json || o->watch_ns) {
+		if (json_print(fp, j, o->watch_ns ? 0 : JSON_INDENT(2)) < 0)
+			rc = 1;
+	} else {
+		print_table(fp, j);
+	}
+	json_decref(j);
+	if (rc)
+		msg_error("write error: %s", strerror(errno));
+	return rc;
+}
+
+static int parse_pid(const char *s, pid_t *pid)
+{
+	uint64_t v;
+
+	if (num_parse_u64(s, false, &v) < 0 || v == 0 || v > INT_MAX)
+		return -1;
+	*pid = (pid_t)v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_PROM = CHAR_MAX + 1, OPT_TIMEOUT };
+	static const struct option longopts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"json", no_argument, NULL, 'j'},
+		{"prom", no_argument, NULL, OPT_PROM},
+		{"watch", required_argument, NULL, 'w'},
+		{"output", required_argument, NULL, 'o'},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	struct opts o = { .timeout_ms = ALLOCINFO_TIMEOUT_MS };
+	const char *pid_arg = NULL;
+	struct outfile of;
+	pid_t pid = 0;
+	uint64_t ns;
+	int c, rc;
+
+	msg_init(argv[0]);
+	signal(SIGPIPE, SIG_IGN);
+	while ((c = getopt_long(argc, argv, "p:jw:o:hV", longopts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'p':
+			pid_arg = optarg;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case OPT_PROM:
+			o.prom = true;
+			break;
+		case 'w':
+			if (num_parse_seconds(optarg, &o.watch_ns) < 0 ||
+			    o.watch_ns == 0)
+				msg_usage(2, "invalid --watch '%s'", optarg);
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case OPT_TIMEOUT:
+			if (num_parse_seconds(optarg, &ns) < 0 || ns == 0 ||
+			    ns / 1000000 > 86400000)
+				msg_usage(2, "invalid --timeout '%s'", optarg);
+			o.timeout_ms = ns / 1000000 ? (int)(ns / 1000000) : 1;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			msg_version();
+		default:
+			msg_usage(2, "invalid option");
+		}
+	}
+	if (argc - optind > 1)
+		msg_usage(2, "too many operands");
+	if (argc - optind == 1) {
+		if (pid_arg)
+			msg_usage(2, "both --pid and an operand");
+		pid_arg = argv[optind];
+	}
+	if (pid_arg && parse_pid(pid_arg, &pid) < 0)
+		msg_usage(2, "invalid pid '%s'", pid_arg);
+	if (o.json && o.prom)
+		msg_usage(2, "--json and --prom exclude each other");
+	if (o.watch_ns && (o.prom || o.output))
+		msg_usage(2, "--watch writes JSON lines to stdout only");
+	if (!pid) {
+		if (o.prom || o.watch_ns || o.output)
+			msg_usage(2, "missing pid operand");
+		return list_agents(&o);
+	}
+	if (o.watch_ns) {
+		for (;;) {
+			struct timespec ts = {
+				.tv_sec = (time_t)(o.watch_ns / 1000000000),
+				.tv_nsec = (long)(o.watch_ns % 1000000000),
+			};
+
+			rc = report_once(stdout, pid, &o);
+			if (rc)
+				return rc;
+			if (fflush(stdout) != 0)
+				return 1;
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (!o.output)
+		return report_once(stdout, pid, &o);
+	if (outfile_open(&of, o.output) < 0) {
+		msg_error("%s", msg_last());
+		return 2;
+	}
+	rc = report_once(of.fp, pid, &o);
+	if (rc) {
+		outfile_abort(&of);
+		return rc;
+	}
+	if (outfile_commit(&of) < 0) {
+		msg_error("%s", msg_last());
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* The TCP HTTP server of the commands: agents' endpoints and /metrics. */
+#ifndef PALLOC_SERVE_H
+#define PALLOC_SERVE_H
+
+#include "common.h"
+
+/*
+ * palloc-run --http ADDR and palloc-dump --serve ADDR serve, with
+ * libmicrohttpd, the agents' endpoints for a set of processes:
+ *
+ *	/debug/pprof/heap[?seconds=N]  symbolized pprof (symbolize=0: raw)
+ *	/debug/pprof/allocs[?seconds=N]
+ *	/debug/palloc/stats	      the agent's JSON, as it answered
+ *	/debug/palloc/mallinfo
+ *	/metrics		      Prometheus text for every process of
+ *				      the set: counters, allocator, smaps
+ *				      rollup, cgroup
+ *	/			      a text index of the processes
+ *
+ * Processes are told apart by a "pid" query parameter (?pid=1234). Without
+ * it, the root process answers (palloc-run's program), or the only process
+ * of the set; a set of several without a root gives 400 listing them.
+ *
+ * ADDR is "PORT", ":PORT", "HOST:PORT" or "[V6]:PORT"; without a host the
+ * server listens on 127.0.0.1 only (loopback unless named). Port 0 picks
+ * a free port (serve_url() tells which).
+ *
+ * The server runs its own threads (one per connection); errors are
+ * reported as NULL/-1 with msg_set(). Thread-safety: start and stop from
+ * one thread.
+ */
+
+struct serve;
+
+struct serve_config {
+	const pid_t *pids;	 /* a fixed set, or NULL */
+	size_t n_pids;
+	pid_t root_pid;		 /* with no fixed set: this process ... */
+	bool follow_descendants; /* ... and its descendants with agents;
+				  * root_pid 0: every agent of this user */
+	bool symbolize;		 /* profiles symbolized (query symbolize=0
+				  * turns it off per request) */
+	int timeout_ms;		 /* per read from an agent; 0: default */
+};
+
+/*
+ * Start serving on addr for root_pid (and, with follow_descendants, its
+ * descendants that run an agent, looked up at each request). Profiles are
+ * symbolized. Returns the server, or NULL with msg_set().
+ */
+struct serve *serve_start(const char *addr, pid_t root_pid,
+			  bool follow_descendants);
+
+/* The same with every setting. */
+struct serve *serve_start_config(const char *addr,
+				 const struct serve_config *cfg);
+
+/* "http://127.0.0.1:PORT" (the port actually bound). Owned by s. */
+const char *serve_url(const struct serve *s);
+
+/* Stop the server, waiting for its threads; frees s. NULL is allowed. */
+void serve_stop(struct serve *s);
+
+/*
+ * palloc-dump --serve: serve pids (n == 0: every agent of this user) until
+ * SIGINT or SIGTERM, printing "serving URL" on stderr once listening.
+ * Returns the exit code (0, or 2 after printing why it could not start).
+ */
+int serve_run(const char *addr, const pid_t *pids, size_t n,
+	      int timeout_ms);
+
+#endif /* PALLOC_SERVE_H */
