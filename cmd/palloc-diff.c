@@ -85,9 +85,19 @@ static struct pprof_profile *read_profile(const char *path)
 {
 	struct pprof_profile *p = pprof_read_file(path);
 
-	if (!p)
-		msg_error("cannot read '%s': %s", path, msg_last());
-	return p;
+	char quoted[PATH_MAX + 8];
+	const char *why, *q;
+
+	if (p)
+		return p;
+	/* The library names the path too; say it once. */
+	why = msg_last();
+	snprintf(quoted, sizeof(quoted), "'%s': ", path);
+	q = strstr(why, quoted);
+	if (q)
+		why = q + strlen(quoted);
+	msg_error("cannot read '%s': %s", path, why);
+	return NULL;
 }
 
 /* Values of the result's samples, for picking the top growing stacks. */
@@ -191,7 +201,6 @@ static json_t *build_json(const char *base_path, const char *new_path,
 
 int main(int argc, char **argv)
 {
-	enum { OPT_TOP_ALL = CHAR_MAX + 1 };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"top", optional_argument, NULL, 't'},
@@ -216,8 +225,10 @@ int main(int argc, char **argv)
 	int c, idx, rc = 2;
 
 	msg_init(argv[0]);
-	while ((c = getopt_long(argc, argv, "o:t::js:f:qhV", longopts, NULL)) !=
-	       -1) {
+	/* getopt's own messages would make three lines of a usage error. */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:t::js:f:qhV", longopts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -256,8 +267,14 @@ int main(int argc, char **argv)
 			usage();
 		case 'V':
 			msg_version();
+		case ':':
+			msg_usage(2, "option '%s' requires an argument",
+				  argv[optind - 1]);
 		default:
-			msg_usage(2, "invalid option");
+			if (optopt)
+				msg_usage(2, "invalid option -- '%c'", optopt);
+			msg_usage(2, "unrecognized option '%s'",
+				  argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 2)
@@ -265,8 +282,6 @@ int main(int argc, char **argv)
 					       : "too many operands");
 	base_path = argv[optind];
 	new_path = argv[optind + 1];
-	if (want_top && want_json)
-		msg_usage(2, "--top and --json are exclusive");
 	if (output && strcmp(output, "-") == 0 && (want_top || want_json))
 		msg_usage(2, "-o - and --%s both write to stdout",
 			  want_json ? "json" : "top");

@@ -156,9 +156,11 @@ static void heap_types(struct pprof_profile *p)
 		{"inuse_space", "bytes"},
 	};
 
-	if (pprof_set_sample_types(p, t, ARRAY_SIZE(t)) < 0 ||
-	    pprof_set_period(p, "space", "bytes", 1) < 0)
+	if (pprof_set_sample_types(p, t, ARRAY_SIZE(t)) < 0)
 		die("set types");
+	/* Go's period type; rate 1 unless a period line came first. */
+	if (!p->period && pprof_set_period(p, "space", "bytes", 1) < 0)
+		die("set period");
 }
 
 static int from_text(const char *out)
