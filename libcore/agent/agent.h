@@ -7,8 +7,8 @@
 #include "pprof.h"
 
 /*
- * libpalloc.so is built from libcore/agent/*.c and the few libcore modules
- * it needs. This header is the seam between the interposer and sampler
+ * libpalloc.so is built from the files in libcore/agent/ and the few
+ * libcore modules it needs. This header is the seam between the interposer and sampler
  * (hooks.c, agent.c: helper A1) and the control socket server and allocator
  * statistics (control.c, allocstats.c: helper F). Nothing here is exported
  * from the .so (-fvisibility=hidden); libpalloc.map pins the exports.
@@ -20,7 +20,7 @@
 
 /* Exact counters, summed over every thread (live ones plus those exited). */
 struct agent_stats {
-	uint64_t alloc_count;	   /* every successful allocation call */
+	uint64_t alloc_count;	   /* every allocation call */
 	uint64_t free_count;	   /* every free of a non-NULL pointer */
 	uint64_t alloc_bytes;	   /* requested bytes, summed */
 	int64_t inuse_bytes;	   /* PALLOC_EXACT=1: live usable bytes; else -1 */
