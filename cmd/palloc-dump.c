@@ -88,6 +88,34 @@ static bool all_digits(const char *s)
 	return *s && strspn(s, "0123456789") == strlen(s);
 }
 
+/*
+ * Whether argv holds an operand besides argv[skip]: a word not starting
+ * with '-' that is not the value of an option taking one. Lets "--top 5
+ * PID" and "PID --top 5" both read 5 as the count (getopt_long cannot
+ * give an optional argument in a separate word).
+ */
+static bool other_operand(int argc, char **argv, int skip)
+{
+	static const char *const with_arg[] = {
+		"-p", "--pid", "-s", "--seconds", "-o", "--output",
+		"--sample-index", "--root", "--timeout", "--serve",
+	};
+
+	for (int i = 1; i < argc; i++) {
+		bool value = false;
+
+		if (strcmp(argv[i], "--") == 0)
+			return i + 1 < argc && (i + 1 != skip || i + 2 < argc);
+		if (i == skip || argv[i][0] == '-')
+			continue;
+		for (size_t k = 0; k < ARRAY_SIZE(with_arg); k++)
+			value |= strcmp(argv[i - 1], with_arg[k]) == 0;
+		if (!value)
+			return true;
+	}
+	return false;
+}
+
 /* The agents table (or JSON) of palloc-dump without an operand. */
 static int list_agents(const struct opts *o)
 {
@@ -320,11 +348,18 @@ out:
 	return rc;
 }
 
+static void warn_cb(void *ctx, const char *message)
+{
+	(void)ctx;
+	msg_warn("%s", message);
+}
+
 static void symbolize(struct pprof_profile *p, const char *root)
 {
 	struct symbols_stats st;
 
 	memset(&st, 0, sizeof(st));
+	st.warn = warn_cb;
 	if (symbols_symbolize(p, root, &st) < 0)
 		msg_warn("cannot symbolize: %s", msg_last());
 }
@@ -374,7 +409,7 @@ static int dump_file(const char *path, const struct opts *o)
 		return 2;
 	}
 	if (o->symbolize && !o->no_symbolize)
-		symbolize(p, o->root ? o->root : "/");
+		symbolize(p, o->root ? o->root : "");
 	rc = output_profile(p, 0, path, o);
 	pprof_free(p);
 	return rc;
@@ -455,8 +490,9 @@ int main(int argc, char **argv)
 			/* "--top 5 PID" as well as "--top=5": a following
 			 * all-digit word is the count when an operand
 			 * follows it. */
-			if (!optarg && optind < argc - 1 &&
-			    all_digits(argv[optind]))
+			if (!optarg && optind < argc &&
+			    all_digits(argv[optind]) &&
+			    other_operand(argc, argv, optind))
 				optarg = argv[optind++];
 			if (optarg && num_parse_u64(optarg, false, &o.top) < 0)
 				msg_usage(2, "invalid --top '%s': %s", optarg,

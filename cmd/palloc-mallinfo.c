@@ -56,14 +56,14 @@ struct opts {
 static void print_value(FILE *fp, const char *key, const json_t *v)
 {
 	if (json_is_integer(v))
-		fprintf(fp, "%-24s %lld\n", key,
+		fprintf(fp, "%-28s %lld\n", key,
 			(long long)json_integer_value(v));
 	else if (json_is_string(v))
-		fprintf(fp, "%-24s %s\n", key, json_string_value(v));
+		fprintf(fp, "%-28s %s\n", key, json_string_value(v));
 	else if (json_is_null(v))
-		fprintf(fp, "%-24s -\n", key);
+		fprintf(fp, "%-28s -\n", key);
 	else if (json_is_real(v))
-		fprintf(fp, "%-24s %g\n", key, json_real_value(v));
+		fprintf(fp, "%-28s %g\n", key, json_real_value(v));
 }
 
 /* The human table: comparable fields, then the specific scalars and, for
@@ -76,7 +76,7 @@ static void print_table(FILE *fp, const json_t *j)
 	const char *key;
 	size_t i;
 
-	fprintf(fp, "%-24s %d\n", "pid", (int)allocinfo_int(j, "pid"));
+	fprintf(fp, "%-28s %d\n", "pid", (int)allocinfo_int(j, "pid"));
 	print_value(fp, "program", json_object_get(j, "program"));
 	print_value(fp, "allocator", json_object_get(j, "allocator"));
 	print_value(fp, "allocator_object",

@@ -365,7 +365,9 @@ static int glibc_arenas_json(struct abuf *b, const char *xml)
 		if (!gt)
 			break;
 		n = (size_t)(gt - p);
-		nl = strcspn(name, " />");
+		/* A closing tag keeps its '/' in the name ("/heap"). */
+		nl = (name[0] == '/') + strcspn(name + (name[0] == '/'),
+						" />");
 		if (nl == 4 && memcmp(name, "heap", 4) == 0) {
 			glibc_totals_init(&heap);
 			abuf_printf(b, "%s{\"index\":%lld,\"free_chunks\":[",
@@ -549,7 +551,10 @@ static void mi_comparable(struct allocstats_comparable *c)
 	struct mi_info m;
 
 	mi_get(&m);
-	c->resident_bytes = (int64_t)m.current_rss;
+	/*
+	 * mimalloc's "current_rss" is its commit charge on Linux (it does
+	 * not read /proc): resident stays null rather than repeat mapped.
+	 */
 	c->mapped_bytes = (int64_t)m.current_commit;
 }
 
