@@ -456,6 +456,15 @@ static int print_summary(const struct pprof_profile *p, const char *shown)
 	return 0;
 }
 
+#ifdef HAVE_SYMBOLS_H
+/* A mapping the symbolizer could not use (missing file, other build id). */
+static void symbols_warning(void *ctx, const char *msg)
+{
+	(void)ctx;
+	msg_warn("%s", msg);
+}
+#endif
+
 /*
  * Symbolize (unless raw) and summarize one profile the run wrote.
  * Problems are warnings: the program has run, its status stands.
@@ -473,6 +482,8 @@ static void process_profile(const char *path, const char *shown, bool raw,
 	if (!raw) {
 		struct symbols_stats stats;
 
+		memset(&stats, 0, sizeof(stats));
+		stats.warn = quiet ? NULL : symbols_warning;
 		if (symbols_symbolize(p, "", &stats) < 0)
 			msg_error_last("warning: cannot symbolize '%s'",
 				       shown);

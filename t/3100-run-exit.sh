@@ -29,7 +29,8 @@ palloc-run -q -- sh -c 'echo "$0"' x >out 2>err
 check "-- ends the options" test "$(cat out)" = "x"
 
 # The environment the program sees.
-palloc-run -q -r 4k -i 2 --unwind fp --max-depth 12 --no-follow --peak \
+# (--no-follow is t/3101's: the agent then clears these for children.)
+palloc-run -q -r 4k -i 2 --unwind fp --max-depth 12 --peak \
 	--exact -o "prof.%p.pb.gz" sh -c 'env' >env.out 2>err
 {
 	grep -q "^LD_PRELOAD=$PALLOC_AGENT" env.out &&
@@ -37,13 +38,12 @@ palloc-run -q -r 4k -i 2 --unwind fp --max-depth 12 --no-follow --peak \
 		grep -qx "PALLOC_INTERVAL=2" env.out &&
 		grep -qx "PALLOC_UNWIND=fp" env.out &&
 		grep -qx "PALLOC_MAX_DEPTH=12" env.out &&
-		grep -qx "PALLOC_FOLLOW_CHILDREN=0" env.out &&
 		grep -qx "PALLOC_PEAK=1" env.out &&
 		grep -qx "PALLOC_EXACT=1" env.out &&
 		grep -qx "PALLOC_OUTPUT=$T/prof.%p.pb.gz" env.out
 } || sed 's/^/# /' env.out
 check "options become PALLOC_* variables, agent first in LD_PRELOAD" \
-	grep -qx "PALLOC_OUTPUT=$T/prof.%p.pb.gz" env.out
+	test $? -eq 0
 LD_PRELOAD=/nonexistent/x.so palloc-run -q sh -c 'echo "$LD_PRELOAD"' \
 	>out 2>err
 check "the user's LD_PRELOAD is kept after the agent" \

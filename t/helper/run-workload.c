@@ -10,7 +10,7 @@
  * run-workload KEEP_COUNT KEEP_SIZE [EXIT | kill:SIG | wait | fork]
  *
  * Allocates KEEP_COUNT blocks of KEEP_SIZE bytes in keep_blocks() and keeps
- * them, allocates and frees as many in churn_blocks(), then: exits with
+ * them (the table of pointers is main's), allocates and frees as many in churn_blocks(), then: exits with
  * status EXIT (default 0); kills itself with signal SIG; prints "ready" and
  * waits for a signal (SIGTERM exits 0 through the handler below, so the
  * agent writes its profile at exit); or forks a child that allocates the
@@ -26,9 +26,6 @@ __attribute__((noinline)) void churn_blocks(size_t n, size_t size);
 
 __attribute__((noinline)) void keep_blocks(size_t n, size_t size)
 {
-	kept = calloc(n ? n : 1, sizeof(*kept));
-	if (!kept)
-		exit(99);
 	for (size_t i = 0; i < n; i++) {
 		kept[i] = malloc(size);
 		if (!kept[i])
@@ -66,6 +63,10 @@ int main(int argc, char **argv)
 	}
 	n = strtoul(argv[1], NULL, 10);
 	size = strtoul(argv[2], NULL, 10);
+	/* The table is main's, so keep_blocks holds exactly n * size. */
+	kept = calloc(n ? n : 1, sizeof(*kept));
+	if (!kept)
+		return 99;
 	keep_blocks(n, size);
 	churn_blocks(n, size);
 	if (strncmp(what, "kill:", 5) == 0) {

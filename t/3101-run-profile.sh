@@ -1,0 +1,113 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# palloc-run with the real agent: which files it reports, the summary line,
+# -q, the output pattern, --no-symbolize, signals and statuses with a profile.
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
+need_agent
+need palloc-run run-workload nm
+need_pprof
+nm -D --defined-only "$PALLOC_AGENT" | grep -qw malloc ||
+	skip_all "the agent does not interpose malloc yet"
+
+# line_re PATH TOP: the summary line palloc-run prints for one profile.
+num='[0-9]+(\.[0-9])? (B|KiB|MiB|GiB|TiB)'
+line_re() {
+	printf '^palloc-run: wrote %s: alloc %s in [0-9]+ objects, inuse %s in [0-9]+ objects, top inuse: %s$' \
+		"$1" "$num" "$num" "$2"
+}
+
+# 100 live blocks of 10000 bytes in keep_blocks, as many freed in
+# churn_blocks; every allocation recorded.
+palloc-run -r 1 -o w.pb.gz run-workload 100 10000 5 >out 2>err
+rc=$?
+check "the program's status with a profile written: 5" [ $rc -eq 5 ]
+check "profile written where -o says" test -s w.pb.gz
+check "exactly one stderr line" [ "$(wc -l <err)" -eq 1 ]
+if grep -Eq "$(line_re w.pb.gz keep_blocks)" err; then
+	ok "summary line: path, totals, top inuse function"
+else
+	not_ok "summary line: path, totals, top inuse function"
+	sed 's/^/# /' err
+fi
+
+# The line's totals are the profile's, as go tool pprof reads them.
+for t in alloc_objects inuse_objects; do
+	pprof -symbolize=none -top -sample_index=$t w.pb.gz >top.$t 2>top.err
+done
+n_alloc=$(sed -n 's/.*alloc .* in \([0-9]*\) objects, inuse.*/\1/p' err)
+n_inuse=$(sed -n 's/.*inuse .* in \([0-9]*\) objects, top.*/\1/p' err)
+diag "alloc $n_alloc objects, inuse $n_inuse objects"
+check "alloc objects: pprof's alloc_objects total" \
+	grep -q "of $n_alloc total" top.alloc_objects
+check "inuse objects: pprof's inuse_objects total" \
+	grep -q "of $n_inuse total" top.inuse_objects
+pprof -symbolize=none -top -sample_index=inuse_space w.pb.gz >top.inuse 2>top.err
+if grep -Eq '^ *976\.56kB .* keep_blocks$' top.inuse; then
+	ok "pprof: keep_blocks holds 976.56kB in use, by name, without binaries"
+else
+	not_ok "pprof: keep_blocks holds 976.56kB in use"
+	sed 's/^/# /' top.inuse top.err | head -20
+fi
+
+# -q: nothing from palloc-run on stderr, the profile is still written.
+palloc-run -q -o q.pb.gz run-workload 10 1000 >out 2>err
+rc=$?
+check "-q: exit 0, empty stderr, profile written" \
+	test $rc -eq 0 -a ! -s err -a -s q.pb.gz
+
+# The default pattern, relative paths, and a file there before the run
+# is neither reported nor touched.
+mkdir d && cd d || exit 99
+echo old >palloc.old.1.pb.gz
+palloc-run -r 1 run-workload 10 1000 >out 2>err
+cd "$T" || exit 99
+set -- d/palloc.run-workload.*.pb.gz
+check "default pattern palloc.%e.%p.pb.gz in the working directory" \
+	test $# -eq 1 -a -s "$1"
+check "the earlier file is not reported" \
+	grep -Eq "$(line_re "palloc.run-workload.[0-9]+.pb.gz" keep_blocks)" d/err
+check "the earlier file is left as it was" test "$(cat d/palloc.old.1.pb.gz)" = old
+
+# %p in the pattern and a forked child: one profile per process.
+palloc-run -r 1 -o 'f.%p.pb.gz' run-workload 10 1000 fork >out 2>err
+rc=$?
+set -- f.*.pb.gz
+check "fork: status 0, two profiles" test $rc -eq 0 -a $# -eq 2
+check "fork: two summary lines" [ "$(grep -Ec "$(line_re 'f\.[0-9]+\.pb\.gz' keep_blocks)" err)" -eq 2 ]
+
+# --no-follow: neither forked nor exec'd children are profiled.
+palloc-run -r 1 --no-follow -o 'nf.%p.pb.gz' run-workload 10 1000 fork \
+	>out 2>err
+set -- nf.*.pb.gz
+check "--no-follow, fork: one profile, the parent's" test $# -eq 1
+palloc-run -q --no-follow -o 'nfe.%p.pb.gz' sh -c 'env' >env.out 2>err
+check "--no-follow, exec: the agent is not in the children's LD_PRELOAD" \
+	test "$(grep -c "libpalloc" env.out)" -eq 0
+
+# --no-symbolize: addresses only, the summary names module+offset.
+palloc-run -r 1 --no-symbolize -o raw.pb.gz run-workload 10 1000 >out 2>err
+pprof -symbolize=none -top -sample_index=inuse_space raw.pb.gz >top.raw 2>top.err
+check "--no-symbolize: pprof shows no function names" \
+	test -s top.raw -a "$(grep -c keep_blocks top.raw)" -eq 0
+check "--no-symbolize: the line names module+offset" \
+	grep -Eq "$(line_re raw.pb.gz 'run-workload\+0x[0-9a-f]+')" err
+
+# A signal forwarded to a program that handles it: it exits normally and
+# its profile is written.
+palloc-run -r 1 -o sig.pb.gz run-workload 10 1000 wait >out 2>err &
+pid=$!
+i=0
+while ! grep -q ready out 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+kill -TERM $pid
+wait $pid
+rc=$?
+check "SIGTERM forwarded, handled: status 0, profile written" \
+	test $rc -eq 0 -a -s sig.pb.gz
+check "SIGTERM forwarded: one summary line" \
+	grep -Eq "$(line_re sig.pb.gz keep_blocks)" err
+
+echo "1..$_n"
+done_testing

@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: MIT
+# t/lib-run.sh: shared checks of the real-program tests (t/311x), sourced
+# after t/lib.sh. Each check is one TAP test.
+
+need_agent
+need palloc-run nm
+need_pprof
+nm -D --defined-only "$PALLOC_AGENT" | grep -qw malloc ||
+	skip_all "the agent does not interpose malloc yet"
+
+# The summary line palloc-run prints for profile $1 (any top function).
+_num='[0-9]+(\.[0-9])? (B|KiB|MiB|GiB|TiB)'
+run_line_re() {
+	printf '^palloc-run: wrote %s: alloc %s in [0-9]+ objects, inuse %s in [0-9]+ objects, top (inuse|alloc): .+$' \
+		"$1" "$_num" "$_num"
+}
+
+# symbolized PROFILE: print "NAMED TOTAL" locations, from go tool pprof -raw
+# (a location line is "  ID: 0xADDR M=N [function file:line ...]").
+symbolized() {
+	pprof -symbolize=none -raw "$1" 2>/dev/null | awk '
+		/^Locations/ { in_loc = 1; next }
+		/^Mappings/ { in_loc = 0 }
+		in_loc && $1 ~ /^[0-9]+:$/ && $2 ~ /^0x/ {
+			total++
+			if (NF > 3) named++
+		}
+		END { printf "%d %d\n", named, total }'
+}
+
+# unnamed PROFILE: the locations left without a function, one per line as
+# "FILE OFFSET" (the file-relative address: address - start + offset).
+unnamed() {
+	pprof -symbolize=none -raw "$1" 2>/dev/null | awk '
+		/^Locations/ { in_loc = 1; next }
+		/^Mappings/ { in_loc = 0; in_map = 1; next }
+		in_loc && $1 ~ /^[0-9]+:$/ && $2 ~ /^0x/ && NF == 3 {
+			addr[$2] = substr($3, 3)
+		}
+		in_map && $1 ~ /^[0-9]+:$/ {
+			split($2, r, "/")
+			m = substr($1, 1, length($1) - 1)
+			start[m] = r[1]; off[m] = r[3]; file[m] = $3
+		}
+		function hex(s,   i, v, c) {
+			v = 0
+			s = tolower(substr(s, 3))
+			for (i = 1; i <= length(s); i++) {
+				c = index("0123456789abcdef", substr(s, i, 1)) - 1
+				v = v * 16 + c
+			}
+			return v
+		}
+		END {
+			for (a in addr) {
+				m = addr[a]
+				printf "%s %d\n", file[m], hex(a) - hex(start[m]) + hex(off[m])
+			}
+		}'
+}
+
+# nameable PROFILE: how many of the unnamed locations lie inside a function
+# that the file's own symbol tables (.dynsym, .symtab: nm -S) name; file
+# offsets become addresses through the file's PT_LOAD headers (readelf).
+nameable() {
+	unnamed "$1" | sort >unnamed.list
+	cut -d' ' -f1 unnamed.list | sort -u | while read -r _f; do
+		[ -f "$_f" ] || continue
+		{ nm -D -S --defined-only "$_f"; nm -S --defined-only "$_f"; } \
+			2>/dev/null | awk -v f="$_f" '$3 ~ /^[TtWi]$/ {
+				print f, "S", $1, $2 }'
+		readelf -lW "$_f" 2>/dev/null | awk -v f="$_f" '$1 == "LOAD" {
+			print f, "L", substr($2, 3), substr($3, 3), substr($5, 3) }'
+	done >syms.list
+	awk '
+		function hex(s,   i, v) {
+			v = 0
+			s = tolower(s)
+			for (i = 1; i <= length(s); i++)
+				v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return v
+		}
+		FILENAME == "syms.list" && $2 == "S" { n[$1]++
+			lo[$1, n[$1]] = hex($3)
+			hi[$1, n[$1]] = hex($3) + hex($4); next }
+		FILENAME == "syms.list" && $2 == "L" { nl[$1]++
+			loff[$1, nl[$1]] = hex($3); lva[$1, nl[$1]] = hex($4)
+			lsz[$1, nl[$1]] = hex($5); next }
+		{
+			va = -1
+			for (i = 1; i <= nl[$1]; i++)
+				if ($2 >= loff[$1, i] && $2 < loff[$1, i] + lsz[$1, i])
+					va = $2 - loff[$1, i] + lva[$1, i]
+			for (i = 1; va >= 0 && i <= n[$1]; i++)
+				if (va >= lo[$1, i] && va < hi[$1, i]) { c++; break }
+		}
+		END { print c + 0 }' syms.list unnamed.list
+}
+
+# has_debug_info FILE: Debian's detached debug info for FILE is installed.
+has_debug_info() {
+	_id=$(readelf -n "$1" 2>/dev/null | sed -n 's/.*Build ID: *//p')
+	[ -n "$_id" ] && [ -f "/usr/lib/debug/.build-id/$(echo "$_id" |
+		cut -c1-2)/$(echo "$_id" | cut -c3-).debug" ]
+}
+
+# check_real LABEL PROFILE ERRFILE NAME_RE FILE...: the run's summary line,
+# names matching NAME_RE in pprof -top (alloc_space, pprof not allowed to
+# symbolize by itself), every location that the ELF symbol tables can name
+# named, and at least 90% of the locations symbolized when Debian's debug
+# info for the program's own FILEs is installed (without it, functions
+# that are static in a stripped binary have no name anywhere).
+check_real() {
+	_label=$1 _prof=$2 _err=$3 _re=$4
+	shift 4
+	if [ "$(grep -Ec "$(run_line_re "$_prof")" "$_err")" -eq 1 ]; then
+		ok "$_label: one summary line"
+		sed 's/^/# /' "$_err" | grep 'palloc-run: wrote'
+	else
+		not_ok "$_label: one summary line"
+		sed 's/^/# /' "$_err" | tail -5
+	fi
+	pprof -symbolize=none -top -sample_index=alloc_space "$_prof" \
+		>"$_prof.top" 2>"$_prof.toperr"
+	if grep -Eq "$_re" "$_prof.top"; then
+		ok "$_label: go tool pprof -top names its functions"
+		sed -n '/flat%/,$p' "$_prof.top" | head -10 | sed 's/^/# /'
+	else
+		not_ok "$_label: go tool pprof -top names its functions ($_re)"
+		head -20 "$_prof.top" "$_prof.toperr" | sed 's/^/# /'
+	fi
+	_files=$*
+	set -- $(symbolized "$_prof")
+	_named=$1 _total=$2
+	_missed=$(nameable "$_prof")
+	diag "$_label: $_named of $_total locations symbolized"
+	check "$_label: every location the symbol tables name is named ($_missed missed)" \
+		[ "$_total" -gt 0 -a "$_missed" -eq 0 ]
+	_dbg=yes
+	for _f in $_files; do
+		has_debug_info "$_f" || _dbg="no debug info for $_f"
+	done
+	if [ "$_dbg" != yes ]; then
+		skip "$_label: >= 90% symbolized needs debug info ($_dbg; $_named/$_total from symbol tables)"
+	elif [ $((_named * 100)) -ge $((_total * 90)) ]; then
+		ok "$_label: at least 90% of locations symbolized ($_named/$_total)"
+	else
+		not_ok "$_label: at least 90% of locations symbolized ($_named/$_total)"
+	fi
+}
