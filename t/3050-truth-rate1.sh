@@ -5,13 +5,8 @@
 # alloc_space, inuse_objects and inuse_space, read back with go tool pprof
 # -raw, equal the truth the program printed, exactly.
 . "$top_srcdir/t/lib.sh"
-need_agent
-need_pprof
-need nm awk
-nm -D --defined-only "$PALLOC_AGENT" | grep -qw malloc ||
-	skip_all "the agent does not interpose malloc yet"
-exe=$(readlink -f "$top_builddir/examples/truth")
-[ -x "$exe" ] || skip_all "examples/truth not built"
+. "$top_srcdir/t/lib-examples.sh"
+example truth
 plan 11
 
 LD_PRELOAD=$PALLOC_AGENT PALLOC_SAMPLE_RATE=1 "$exe" --truth truth.txt \
@@ -39,9 +34,7 @@ check "period 1 (every allocation)" grep -qx 'Period: 1' raw.txt
 
 # Per leaf function, from the samples and locations pprof printed; nm
 # names the locations pprof's own symbolizer left unnamed (see truth.awk).
-nm -S --defined-only "$exe" >nm.txt
-awk -f "$top_srcdir/t/helper/truth.awk" -v mode=leaf -v exe="$exe" \
-	-v nmfile=nm.txt raw.txt >got.txt
+truth_awk leaf raw.txt >got.txt
 
 # Each truth line: pid site alloc_objects alloc_space inuse_objects inuse_space
 grep -v '^#' truth.txt >want.txt

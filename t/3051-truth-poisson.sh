@@ -34,17 +34,11 @@
 # runs) fails it, and a missing weight (bytes counted as sampled, not
 # estimated) is off by hundreds of sigma.
 . "$top_srcdir/t/lib.sh"
-need_agent
-need_pprof
-need nm awk
-nm -D --defined-only "$PALLOC_AGENT" | grep -qw malloc ||
-	skip_all "the agent does not interpose malloc yet"
-exe=$(readlink -f "$top_builddir/examples/truth")
-[ -x "$exe" ] || skip_all "examples/truth not built"
+. "$top_srcdir/t/lib-examples.sh"
+example truth
 runs=${RUNS:-6}
 plan $((runs + 3))
 
-nm -S --defined-only "$exe" >nm.txt
 : >all.txt
 ran=0
 for r in $(seq 1 "$runs"); do
@@ -60,8 +54,7 @@ for r in $(seq 1 "$runs"); do
 		not_ok "run $r: exit $rc, profiles: $*"
 		sed 's/^/# /' run.err raw.err 2>/dev/null | tail -5
 	fi
-	awk -f "$top_srcdir/t/helper/truth.awk" -v mode=leaf -v exe="$exe" \
-		-v nmfile=../nm.txt raw.txt >got.txt 2>/dev/null
+	truth_awk leaf raw.txt >got.txt 2>/dev/null
 	period=$(sed -n 's/^Period: //p' raw.txt)
 	# "run period site type truth estimate", then the #size lines
 	awk -v r="$r" -v period="$period" '

@@ -14,16 +14,10 @@
 # default rate each sample of the 64 KiB blocks stands for the same
 # weight, so the alloc_objects share is the share of walks.
 . "$top_srcdir/t/lib.sh"
-need_agent
-need_pprof
-need nm awk
-nm -D --defined-only "$PALLOC_AGENT" | grep -qw malloc ||
-	skip_all "the agent does not interpose malloc yet"
-exe=$(readlink -f "$top_builddir/examples/recursion")
-[ -x "$exe" ] || skip_all "examples/recursion not built"
+. "$top_srcdir/t/lib-examples.sh"
+example recursion
 plan 8
 
-nm -S --defined-only "$exe" >nm.txt
 
 # profile_of DIR UNWIND RATE ARGS...: run recursion in DIR, leave DIR/raw.txt
 profile_of() {
@@ -36,9 +30,8 @@ profile_of() {
 				>run.out 2>run.err &&
 			set -- palloc.recursion.*.pb.gz && [ $# -eq 1 ] &&
 			pprof -raw "$1" >raw.txt 2>raw.err &&
-			awk -f "$top_srcdir/t/helper/truth.awk" -v mode=stacks \
-				-v target=main -v count=descend -v exe="$exe" \
-				-v nmfile=../nm.txt raw.txt >stacks.txt
+			truth_awk stacks -v target=main -v count=descend \
+				raw.txt >stacks.txt
 	)
 }
 
