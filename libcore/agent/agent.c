@@ -1,0 +1,868 @@
+/* SPDX-License-Identifier: MIT */
+/* The agent's life cycle: configuration, profiles, dumps, fork and exit. */
+#include "agent_int.h"
+#include "fmt.h"
+#include "msg.h"
+#include "num.h"
+#include "palloc.h"
+#include "phdr.h"
+#include "pprof.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/auxv.h>
+#include <time.h>
+#include <unistd.h>
+
+int agent_mode = AGENT_OFF;
+struct agent_config agent_cfg = {
+	.rate = 524288,
+	.unwind = UNWIND_AUTO,
+	.max_depth = 64,
+	.follow_children = true,
+};
+
+pthread_mutex_t agent_dump_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t agent_tab_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t agent_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+struct arena agent_arena = ARENA_INIT;
+struct pprof_allocator agent_alloc_hooks;
+struct stacktab agent_tab;
+uint64_t agent_sampled, agent_dropped;
+int64_t agent_exact_inuse, agent_exact_peak;
+
+#define MAX_DEPTH_LIMIT 256
+#define EXIT_LOCK_TRIES 200 /* x 5 ms: give up on the exit dump after 1 s */
+
+static struct {
+	uint64_t start_ns;
+	int64_t start_realtime_ns;
+	pid_t pid;
+	pid_t parent_pid;     /* a fork child: the pid it was forked from */
+	uint64_t seq;	      /* %n: profiles written so far */
+	uint64_t alloc_at_init; /* alloc_count when the agent started */
+	int exit_done;
+	bool interval_running;
+	int interval_stop;
+	char cmdline[2048];
+} ag;
+
+uint64_t agent_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+const struct pprof_allocator *agent_allocator(void)
+{
+	return &agent_alloc_hooks;
+}
+
+const char *agent_program_name(void)
+{
+	if (agent_mode == AGENT_OFF || !program_invocation_short_name)
+		return "";
+	return program_invocation_short_name;
+}
+
+/* ---- configuration ---- */
+
+static void bad_env(const char *name, const char *val, const char *why)
+{
+	fmt_warn("%s=%s: %s", name, val, why);
+}
+
+/* A 0/1 switch; anything else warns and keeps *out. */
+static void env_bool(const char *name, bool *out)
+{
+	const char *v = getenv(name);
+
+	if (!v)
+		return;
+	if (strcmp(v, "0") == 0)
+		*out = false;
+	else if (strcmp(v, "1") == 0)
+		*out = true;
+	else
+		bad_env(name, v, *out ? "expected 0 or 1; using 1"
+				      : "expected 0 or 1; using 0");
+}
+
+/* Make the output pattern absolute, relative to the working directory at
+ * startup (a program that chdir()s still writes where it was started). */
+static void set_output(const char *pattern)
+{
+	struct fmt_buf b;
+	char cwd[PATH_MAX];
+
+	fmt_init(&b, agent_cfg.output, sizeof(agent_cfg.output));
+	if (pattern[0] != '/') {
+		if (!getcwd(cwd, sizeof(cwd)))
+			cwd[0] = '\0';
+		if (cwd[0] && strcmp(cwd, "/") != 0)
+			fmt_append(&b, "%s/", cwd);
+		else if (cwd[0])
+			fmt_append(&b, "/");
+	}
+	fmt_append(&b, "%s", pattern);
+}
+
+static void read_config(void)
+{
+	const char *v;
+	uint64_t u;
+	char why[MSG_MAX + 64];
+	struct fmt_buf b;
+
+	v = getenv("PALLOC_SAMPLE_RATE");
+	if (v) {
+		if (num_parse_u64(v, true, &u) == 0) {
+			agent_cfg.rate = u;
+		} else {
+			fmt_init(&b, why, sizeof(why));
+			fmt_append(&b, "%s; using 524288", msg_last());
+			bad_env("PALLOC_SAMPLE_RATE", v, why);
+		}
+	}
+	v = getenv("PALLOC_INTERVAL");
+	if (v) {
+		if (num_parse_seconds(v, &u) == 0) {
+			agent_cfg.interval_ns = u;
+		} else {
+			fmt_init(&b, why, sizeof(why));
+			fmt_append(&b, "%s; using 0 (no periodic dumps)",
+				   msg_last());
+			bad_env("PALLOC_INTERVAL", v, why);
+		}
+	}
+	v = getenv("PALLOC_UNWIND");
+	if (v && unwind_parse_mode(v, &agent_cfg.unwind) < 0)
+		bad_env("PALLOC_UNWIND", v,
+			"expected fp, dwarf or auto; using auto");
+	v = getenv("PALLOC_MAX_DEPTH");
+	if (v) {
+		if (num_parse_u64(v, false, &u) == 0 && u >= 1 &&
+		    u <= MAX_DEPTH_LIMIT)
+			agent_cfg.max_depth = (unsigned)u;
+		else
+			bad_env("PALLOC_MAX_DEPTH", v,
+				"expected a number of frames from 1 to 256; "
+				"using 64");
+	}
+	env_bool("PALLOC_FOLLOW_CHILDREN", &agent_cfg.follow_children);
+	env_bool("PALLOC_PEAK", &agent_cfg.peak);
+	env_bool("PALLOC_EXACT", &agent_cfg.exact);
+	v = getenv("PALLOC_OUTPUT");
+	if (v && (v[0] == '\0' || strlen(v) > PATH_MAX / 2)) {
+		bad_env("PALLOC_OUTPUT", v,
+			v[0] ? "too long; using palloc.%e.%p.pb.gz"
+			     : "empty; using palloc.%e.%p.pb.gz");
+		v = NULL;
+	}
+	set_output(v ? v : "palloc.%e.%p.pb.gz");
+}
+
+/*
+ * PALLOC_FOLLOW_CHILDREN=0: take the agent out of LD_PRELOAD and drop the
+ * PALLOC_* variables, editing environ in place (no setenv: it allocates,
+ * and the strings can only get shorter), so exec'd children run without
+ * the agent.
+ */
+static void scrub_environment(void)
+{
+	extern char **environ;
+	Dl_info info;
+	const char *self = NULL, *self_base = "libpalloc.so";
+	size_t w = 0;
+
+	if (dladdr((void *)&scrub_environment, &info) && info.dli_fname) {
+		const char *slash = strrchr(info.dli_fname, '/');
+
+		self = info.dli_fname;
+		self_base = slash ? slash + 1 : self;
+	}
+	for (size_t r = 0; environ && environ[r]; r++) {
+		char *e = environ[r];
+
+		if (strncmp(e, "PALLOC_", 7) == 0)
+			continue;
+		if (strncmp(e, "LD_PRELOAD=", 11) == 0) {
+			char *src = e + 11, *dst = e + 11;
+
+			while (*src) {
+				size_t len = strcspn(src, ": ");
+				const char *base = src;
+				bool ours;
+
+				for (size_t i = 0; i < len; i++)
+					if (src[i] == '/')
+						base = src + i + 1;
+				ours = (self && len == strlen(self) &&
+					memcmp(src, self, len) == 0) ||
+				       ((size_t)(src + len - base) ==
+						strlen(self_base) &&
+					memcmp(base, self_base,
+					       strlen(self_base)) == 0);
+				if (!ours && len) {
+					if (dst != e + 11)
+						*dst++ = ':';
+					memmove(dst, src, len);
+					dst += len;
+				}
+				src += len;
+				while (*src == ':' || *src == ' ')
+					src++;
+			}
+			*dst = '\0';
+			if (dst == e + 11)
+				continue; /* nothing left: drop LD_PRELOAD */
+		}
+		environ[w++] = e;
+	}
+	if (environ)
+		environ[w] = NULL;
+}
+
+static void read_cmdline(void)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = 0;
+
+	if (fd >= 0) {
+		n = read(fd, ag.cmdline, sizeof(ag.cmdline) - 1);
+		close(fd);
+	}
+	if (n < 0)
+		n = 0;
+	while (n > 0 && ag.cmdline[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (ag.cmdline[i] == '\0')
+			ag.cmdline[i] = ' ';
+	ag.cmdline[n] = '\0';
+}
+
+/* ---- profiles ---- */
+
+struct seg {
+	uintptr_t start, limit;
+	uint64_t id;
+};
+
+struct map_ctx {
+	struct pprof_profile *p;
+	struct seg *segs;
+	size_t n, cap;
+	int err;
+};
+
+static int add_mapping(const struct phdr_segment *s, void *arg)
+{
+	struct map_ctx *m = arg;
+	struct pprof_mapping pm = {
+		.start = s->start,
+		.limit = s->limit,
+		.offset = s->offset,
+		.file = s->path,
+		.build_id = s->build_id,
+	};
+	uint64_t id;
+
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		struct seg *n = arena_alloc(&agent_arena, cap * sizeof(*n));
+
+		if (!n) {
+			m->err = -1;
+			return 1;
+		}
+		if (m->segs)
+			memcpy(n, m->segs, m->n * sizeof(*n));
+		arena_free(&agent_arena, m->segs);
+		m->segs = n;
+		m->cap = cap;
+	}
+	id = pprof_add_mapping(m->p, &pm);
+	if (!id) {
+		m->err = -1;
+		return 1;
+	}
+	m->segs[m->n].start = s->start;
+	m->segs[m->n].limit = s->limit;
+	m->segs[m->n].id = id;
+	m->n++;
+	return 0;
+}
+
+/* Insertion sort by start: a few hundred segments, no qsort (it may
+ * allocate). */
+static void sort_segs(struct seg *s, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct seg x = s[i];
+		size_t j = i;
+
+		while (j > 0 && s[j - 1].start > x.start) {
+			s[j] = s[j - 1];
+			j--;
+		}
+		s[j] = x;
+	}
+}
+
+static uint64_t find_mapping(const struct map_ctx *m, uintptr_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->segs[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && addr < m->segs[lo - 1].limit)
+		return m->segs[lo - 1].id;
+	return 0;
+}
+
+static int64_t round_value(double v)
+{
+	if (!(v > 0.5))
+		return 0; /* negative rounding residue, or NaN */
+	if (v > 9.2e18)
+		return INT64_MAX;
+	return (int64_t)(v + 0.5);
+}
+
+/* Lock with bounded retries when exiting (another thread may be stuck
+ * holding it); block otherwise. 0 or -1. */
+static int lock_maybe_bounded(pthread_mutex_t *m, bool bounded)
+{
+	struct timespec ts = { 0, 5000000 };
+
+	if (!bounded)
+		return pthread_mutex_lock(m) == 0 ? 0 : -1;
+	for (int i = 0; i < EXIT_LOCK_TRIES; i++) {
+		if (pthread_mutex_trylock(m) == 0)
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
+static int add_samples(struct pprof_profile *p, const struct map_ctx *m)
+{
+	const bool peak = agent_cfg.peak;
+	uint64_t ids[MAX_DEPTH_LIMIT];
+
+	if (peak && agent_tab.inuse_bytes > agent_tab.peak_bytes)
+		stacktab_snapshot_peak(&agent_tab);
+	for (size_t i = 0; i < agent_tab.n_stacks; i++) {
+		const struct stacktab_stack *s = agent_tab.stacks[i];
+		int64_t v[6];
+		struct pprof_label label = {
+			.key = "thread",
+			.str = s->thread,
+			.num_unit = "",
+		};
+		bool any = false;
+		size_t n = s->depth < ARRAY_SIZE(ids) ? s->depth
+						      : ARRAY_SIZE(ids);
+
+		v[0] = round_value(s->alloc_objects);
+		v[1] = round_value(s->alloc_bytes);
+		v[2] = round_value(s->inuse_objects);
+		v[3] = round_value(s->inuse_bytes);
+		v[4] = round_value(s->peak_objects);
+		v[5] = round_value(s->peak_bytes);
+		for (size_t k = 0; k < (peak ? 6u : 4u); k++)
+			any |= v[k] != 0;
+		if (!any)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			/* Return address - 1: inside the call instruction,
+			 * as Go writes it (pprof does not adjust). */
+			uintptr_t a = s->pcs[k] - 1;
+
+			ids[k] = pprof_add_location(p, find_mapping(m, a), a,
+						    NULL, 0);
+			if (!ids[k])
+				return -1;
+		}
+		if (pprof_add_sample(p, ids, n, v, &label,
+				     s->thread[0] ? 1 : 0) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int add_comments(struct pprof_profile *p, bool *observed)
+{
+	uint64_t ac, fc, ab, re, ns;
+	char buf[2400];
+	struct fmt_buf b;
+	int rc = 0;
+
+	agent_sum_counters(&ac, &fc, &ab, &re, &ns);
+	*observed = ac > ag.alloc_at_init;
+#define COMMENT(...)                                   \
+	do {                                           \
+		fmt_init(&b, buf, sizeof(buf));        \
+		fmt_append(&b, __VA_ARGS__);           \
+		rc |= pprof_add_comment(p, buf);       \
+	} while (0)
+	COMMENT("palloc agent %s", PACKAGE_VERSION);
+	COMMENT("command line: %s", ag.cmdline);
+	COMMENT("pid: %d", (int)ag.pid);
+	if (ag.parent_pid)
+		COMMENT("forked from pid %d: this profile starts at the fork",
+			(int)ag.parent_pid);
+	if (agent_cfg.rate == 0)
+		COMMENT("sample rate: 0 (stack sampling off, counters only)");
+	else if (agent_cfg.rate == 1)
+		COMMENT("sample rate: 1 (every allocation)");
+	else
+		COMMENT("sample rate: %llu bytes (Poisson; values are "
+			"unbiased estimates)",
+			(unsigned long long)agent_cfg.rate);
+	COMMENT("unwinder: %s, max depth %u", unwind_mode_name(agent_cfg.unwind),
+		agent_cfg.max_depth);
+	COMMENT("values: requested bytes; inuse: sampled allocations not yet "
+		"freed");
+	COMMENT("sampled allocations: %llu; dropped samples: %llu (stack table "
+		"full or out of memory)",
+		(unsigned long long)agent_sampled,
+		(unsigned long long)agent_dropped);
+	COMMENT("counters: alloc_count %llu, free_count %llu, alloc_bytes %llu",
+		(unsigned long long)ac, (unsigned long long)fc,
+		(unsigned long long)ab);
+	if (agent_cfg.exact)
+		COMMENT("exact: inuse_bytes %lld, peak_inuse_bytes %lld "
+			"(usable sizes)",
+			(long long)__atomic_load_n(&agent_exact_inuse,
+						   __ATOMIC_RELAXED),
+			(long long)__atomic_load_n(&agent_exact_peak,
+						   __ATOMIC_RELAXED));
+	if (agent_cfg.peak)
+		COMMENT("peak: inuse at the highest sampled inuse estimate, "
+			"snapshot at each rise above 17/16 of the last one");
+	COMMENT("reentries after warm-up: %llu", (unsigned long long)re);
+	if (!*observed)
+		COMMENT("no allocation observed since the agent started");
+#undef COMMENT
+	return rc ? -1 : 0;
+}
+
+/* Build the current profile. Caller holds agent_dump_lock. */
+static struct pprof_profile *build_profile(bool exiting)
+{
+	static const struct pprof_value_type types[] = {
+		{ "alloc_objects", "count" },	   { "alloc_space", "bytes" },
+		{ "inuse_objects", "count" },	   { "inuse_space", "bytes" },
+		{ "peak_inuse_objects", "count" }, { "peak_inuse_space", "bytes" },
+	};
+	struct pprof_profile *p;
+	struct map_ctx m = { 0 };
+	bool observed;
+	int rc;
+
+	p = pprof_new(&agent_alloc_hooks);
+	if (!p)
+		return NULL;
+	m.p = p;
+	if (pprof_set_sample_types(p, types, agent_cfg.peak ? 6 : 4) < 0 ||
+	    pprof_set_period(p, "space", "bytes", (int64_t)agent_cfg.rate) < 0 ||
+	    pprof_set_default_sample_type(p, "inuse_space") < 0)
+		goto fail;
+	phdr_foreach(add_mapping, &m);
+	if (m.err)
+		goto fail;
+	sort_segs(m.segs, m.n);
+	if (lock_maybe_bounded(&agent_tab_lock, exiting) < 0) {
+		msg_set("the stack table stayed locked by another thread");
+		goto fail;
+	}
+	rc = add_samples(p, &m);
+	pthread_mutex_unlock(&agent_tab_lock);
+	if (rc < 0 || add_comments(p, &observed) < 0)
+		goto fail;
+	p->time_nanos = realtime_ns();
+	p->duration_nanos = p->time_nanos - ag.start_realtime_ns;
+	arena_free(&agent_arena, m.segs);
+	return p;
+fail:
+	arena_free(&agent_arena, m.segs);
+	pprof_free(p);
+	return NULL;
+}
+
+struct pprof_profile *agent_build_profile(void)
+{
+	struct pprof_profile *p;
+
+	if (agent_mode != AGENT_ON) {
+		msg_set("the agent is not running");
+		return NULL;
+	}
+	agent_guard_enter();
+	pthread_mutex_lock(&agent_dump_lock);
+	p = build_profile(false);
+	pthread_mutex_unlock(&agent_dump_lock);
+	agent_guard_leave();
+	return p;
+}
+
+/* Expand the PALLOC_OUTPUT pattern for the profile numbered seq. */
+static void expand_output(char *out, size_t cap, uint64_t seq)
+{
+	struct fmt_buf b;
+	const char *e = agent_program_name();
+
+	fmt_init(&b, out, cap);
+	for (const char *c = agent_cfg.output; *c; c++) {
+		if (c[0] != '%' || c[1] == '\0') {
+			fmt_mem(&b, c, 1);
+			continue;
+		}
+		switch (*++c) {
+		case 'p':
+			fmt_append(&b, "%d", (int)ag.pid);
+			break;
+		case 'n':
+			fmt_append(&b, "%llu", (unsigned long long)seq);
+			break;
+		case 't':
+			fmt_append(&b, "%lld",
+				   (long long)(realtime_ns() / 1000000000));
+			break;
+		case 'e':
+			/* A name cannot carry a directory. */
+			for (const char *x = *e ? e : "unknown"; *x; x++)
+				fmt_mem(&b, *x == '/' ? "_" : x, 1);
+			break;
+		case '%':
+			fmt_mem(&b, "%", 1);
+			break;
+		default:
+			fmt_mem(&b, c - 1, 2);
+			break;
+		}
+	}
+}
+
+/* Write p to path atomically: a temporary name in the same directory,
+ * then rename. 0 or -1 with errno and msg_set(). */
+static int write_atomically(const struct pprof_profile *p, const char *path)
+{
+	char tmp[PATH_MAX + 32];
+	struct fmt_buf b;
+	int fd, rc, err;
+
+	fmt_init(&b, tmp, sizeof(tmp));
+	fmt_append(&b, "%s.tmp.%d", path, (int)getpid());
+	if (b.truncated) {
+		errno = ENAMETOOLONG;
+		return msg_set_errno(errno, "cannot write '%s'", path);
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		  0644);
+	if (fd < 0)
+		return msg_set_errno(errno, "cannot create '%s'", tmp);
+	rc = pprof_write_fd(p, fd);
+	err = errno;
+	if (close(fd) != 0 && rc == 0) {
+		rc = -1;
+		err = errno;
+		msg_set_errno(err, "cannot write '%s'", tmp);
+	}
+	if (rc == 0 && rename(tmp, path) != 0) {
+		rc = -1;
+		err = errno;
+		msg_set_errno(err, "cannot rename '%s' to '%s'", tmp, path);
+	}
+	if (rc < 0) {
+		unlink(tmp);
+		errno = err;
+	}
+	return rc;
+}
+
+/* Build and write one profile to path (NULL: the next name of the
+ * pattern). 0, or -1 with errno and msg_set(). */
+static int dump(const char *path, bool exiting, char *written, size_t cap)
+{
+	struct pprof_profile *p;
+	char name[PATH_MAX + 64];
+	int rc = -1, err = 0;
+
+	agent_guard_enter();
+	if (lock_maybe_bounded(&agent_dump_lock, exiting) < 0) {
+		msg_set("another dump stayed in progress");
+		agent_guard_leave();
+		errno = EBUSY;
+		return -1;
+	}
+	p = build_profile(exiting);
+	if (!p) {
+		err = errno ? errno : ENOMEM;
+		goto out;
+	}
+	if (!path) {
+		expand_output(name, sizeof(name), ++ag.seq);
+		path = name;
+	}
+	if (written) {
+		struct fmt_buf b;
+
+		fmt_init(&b, written, cap);
+		fmt_append(&b, "%s", path);
+	}
+	rc = write_atomically(p, path);
+	err = errno;
+	pprof_free(p);
+out:
+	pthread_mutex_unlock(&agent_dump_lock);
+	agent_guard_leave();
+	if (rc < 0)
+		errno = err;
+	return rc;
+}
+
+PALLOC_EXPORT int palloc_dump(const char *path)
+{
+	int saved = errno, rc;
+
+	if (agent_mode != AGENT_ON) {
+		errno = EAGAIN;
+		return -1;
+	}
+	rc = dump(path, false, NULL, 0);
+	if (rc == 0)
+		errno = saved;
+	return rc;
+}
+
+void agent_get_stats(struct agent_stats *st)
+{
+	uint64_t re, ns;
+
+	memset(st, 0, sizeof(*st));
+	agent_sum_counters(&st->alloc_count, &st->free_count, &st->alloc_bytes,
+			   &re, &ns);
+	st->exact = agent_cfg.exact;
+	pthread_mutex_lock(&agent_tab_lock);
+	st->sampled_count = agent_sampled;
+	st->dropped_count = agent_dropped;
+	st->stack_count = agent_tab.n_stacks;
+	if (!st->exact)
+		st->peak_inuse_bytes = (uint64_t)round_value(
+			agent_tab.max_inuse_bytes);
+	pthread_mutex_unlock(&agent_tab_lock);
+	if (st->exact) {
+		st->inuse_bytes =
+			__atomic_load_n(&agent_exact_inuse, __ATOMIC_RELAXED);
+		st->peak_inuse_bytes = (uint64_t)__atomic_load_n(
+			&agent_exact_peak, __ATOMIC_RELAXED);
+	} else {
+		st->inuse_bytes = -1;
+	}
+	st->sample_rate = agent_cfg.rate;
+	st->uptime_seconds = (double)(agent_now_ns() - ag.start_ns) / 1e9;
+}
+
+/* ---- periodic dumps ---- */
+
+static void *interval_main(void *arg PALLOC_UNUSED)
+{
+	agent_tls.agent_thread = true;
+	agent_guard_enter();
+	for (;;) {
+		struct timespec ts = {
+			.tv_sec = (time_t)(agent_cfg.interval_ns / 1000000000u),
+			.tv_nsec = (long)(agent_cfg.interval_ns % 1000000000u),
+		};
+
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+		if (__atomic_load_n(&ag.interval_stop, __ATOMIC_ACQUIRE))
+			break;
+		if (dump(NULL, false, NULL, 0) < 0)
+			fmt_warn("periodic profile not written: %s", msg_last());
+	}
+	agent_guard_leave();
+	return NULL;
+}
+
+/* Start the periodic dumper with every signal blocked (signals meant for
+ * the program must never land on an agent thread). */
+static void start_interval_thread(void)
+{
+	pthread_t th;
+	pthread_attr_t attr;
+	sigset_t all, old;
+
+	if (!agent_cfg.interval_ns)
+		return;
+	ag.interval_stop = 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, interval_main, NULL) == 0)
+		ag.interval_running = true;
+	else
+		fmt_warn("cannot start the periodic dump thread");
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ---- fork ---- */
+
+/*
+ * Lock order (agent_int.h): dump, table, registry, arena. prepare takes
+ * them all so the child inherits consistent tables; the guard is held
+ * across fork so allocations by other prepare handlers, or glibc's own,
+ * cannot come back into a locked agent.
+ */
+static void fork_prepare(void)
+{
+	agent_guard_enter();
+	pthread_mutex_lock(&agent_dump_lock);
+	pthread_mutex_lock(&agent_tab_lock);
+	pthread_mutex_lock(&agent_reg_lock);
+	arena_lock(&agent_arena);
+}
+
+static void fork_parent(void)
+{
+	arena_unlock(&agent_arena);
+	pthread_mutex_unlock(&agent_reg_lock);
+	pthread_mutex_unlock(&agent_tab_lock);
+	pthread_mutex_unlock(&agent_dump_lock);
+	agent_guard_leave();
+}
+
+/*
+ * A fork child with PALLOC_FOLLOW_CHILDREN=1 (default) profiles its own
+ * allocations from the fork on: its stack table and counters start at
+ * zero (blocks inherited from the parent are not its allocations; their
+ * frees are ignored), and it writes its own file, named with its own pid.
+ * With 0, the child stops profiling and writes nothing.
+ */
+static void fork_child(void)
+{
+	arena_reset_lock(&agent_arena);
+	pthread_mutex_init(&agent_reg_lock, NULL);
+	pthread_mutex_init(&agent_tab_lock, NULL);
+	pthread_mutex_init(&agent_dump_lock, NULL);
+	if (agent_mode == AGENT_ON && !agent_cfg.follow_children)
+		agent_mode = AGENT_DISABLED;
+	if (agent_mode == AGENT_ON) {
+		stacktab_reset(&agent_tab);
+		agent_sampled = agent_dropped = 0;
+		agent_exact_inuse = agent_exact_peak = 0;
+		ag.parent_pid = ag.pid;
+		ag.pid = getpid();
+		ag.seq = 0;
+		ag.start_ns = agent_now_ns();
+		ag.start_realtime_ns = realtime_ns();
+		ag.alloc_at_init = 0;
+		ag.interval_running = false;
+	}
+	agent_threads_after_fork_child();
+	if (agent_mode == AGENT_ON) {
+		start_interval_thread();
+		if (control_after_fork_child)
+			control_after_fork_child();
+	}
+	agent_guard_leave();
+}
+
+/* ---- start and exit ---- */
+
+static void exit_dump(void)
+{
+	char path[PATH_MAX + 64] = "";
+
+	if (agent_mode != AGENT_ON ||
+	    __atomic_exchange_n(&ag.exit_done, 1, __ATOMIC_ACQ_REL))
+		return;
+	agent_guard_enter();
+	__atomic_store_n(&ag.interval_stop, 1, __ATOMIC_RELEASE);
+	if (control_stop)
+		control_stop();
+	if (dump(NULL, true, path, sizeof(path)) < 0)
+		fmt_warn("profile not written%s%s: %s", path[0] ? " to " : "",
+			 path, msg_last());
+	agent_guard_leave();
+}
+
+/* The exit dump runs from an atexit handler registered at init (so after
+ * the program's own atexit handlers and static destructors, registered
+ * later), and from this destructor in case exit handlers were skipped;
+ * whichever runs first writes. */
+__attribute__((destructor(101))) static void agent_fini(void)
+{
+	exit_dump();
+}
+
+__attribute__((constructor(101))) static void agent_init(void)
+{
+	uint64_t ac, fc, ab, re, ns;
+
+	agent_resolve_real();
+	if (agent_mode != AGENT_OFF)
+		return;
+	agent_guard_enter();
+	ag.start_ns = agent_now_ns();
+	ag.start_realtime_ns = realtime_ns();
+	ag.pid = getpid();
+	if (getauxval(AT_SECURE)) {
+		fmt_warn("setuid or otherwise secure program (AT_SECURE): not "
+			 "profiling it");
+		agent_mode = AGENT_DISABLED;
+		agent_guard_leave();
+		return;
+	}
+	read_config();
+	if (!agent_hooks_active())
+		fmt_warn("another library defining malloc is preloaded before "
+			 "the agent: allocations will not be seen; put "
+			 "libpalloc.so first in LD_PRELOAD");
+	arena_fill_allocator(&agent_arena, &agent_alloc_hooks);
+	stacktab_init(&agent_tab, &agent_alloc_hooks, 65536);
+	if (!agent_cfg.follow_children)
+		scrub_environment();
+	read_cmdline();
+	if (agent_cfg.rate && unwind_init(agent_cfg.unwind) < 0) {
+		fmt_warn("unwinder '%s' failed (%s); using fp",
+			 unwind_mode_name(agent_cfg.unwind), msg_last());
+		agent_cfg.unwind = UNWIND_FP;
+		unwind_init(UNWIND_FP);
+	}
+	agent_threads_init();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	atexit(exit_dump);
+	agent_sum_counters(&ac, &fc, &ab, &re, &ns);
+	ag.alloc_at_init = ac + agent_tls.alloc_count *
+				       (agent_tls.state == AGENT_THREAD_NEW);
+	__atomic_store_n(&agent_mode, AGENT_ON, __ATOMIC_RELEASE);
+	agent_thread_setup(&agent_tls);
+	start_interval_thread();
+	if (control_start)
+		control_start();
+	agent_guard_leave();
+}

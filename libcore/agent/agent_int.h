@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/* State shared by the interposer (hooks.c) and the agent's control side (agent.c). */
+#ifndef PALLOC_AGENT_INT_H
+#define PALLOC_AGENT_INT_H
+
+#include "agent.h"
+#include "arena.h"
+#include "stacktab.h"
+#include "unwind.h"
+
+#include <limits.h>
+#include <pthread.h>
+
+/*
+ * Per-thread state, in initial-exec TLS so that the hot path reaches it
+ * with one %fs-relative access and no call to __tls_get_addr (which may
+ * allocate on first use). Zero-initialised by the loader: left == 0 sends a
+ * thread's first allocation to the slow path, which registers the thread.
+ */
+enum agent_thread_state {
+	AGENT_THREAD_NEW = 0,
+	AGENT_THREAD_LIVE,   /* registered: counters summed by readers */
+	AGENT_THREAD_EXITED, /* key destructor ran: counters folded */
+};
+
+struct agent_thread {
+	uint64_t left;	     /* bytes until the next sample; 0: slow path */
+	unsigned guard;	     /* >0: forward untracked (nests) */
+	unsigned quiet;	     /* the part of guard that is expected (C++
+			      * forwarding, fork): not counted as reentry */
+	uint64_t alloc_count, free_count, alloc_bytes;
+	uint64_t sample_left; /* exact mode: countdown (left stays 0) */
+	uint64_t rng;
+	uint64_t reentries; /* guarded allocations after warm-up */
+	uint64_t samples;
+	int state;	   /* enum agent_thread_state */
+	bool warm;	   /* one sample done: unwinder caches built */
+	bool agent_thread; /* started by the agent: never counts reentries */
+	char name[STACKTAB_THREAD_NAME];
+	uint64_t name_time_ns; /* when name was read (coarse clock) */
+	struct agent_thread *next, *prev; /* registry */
+};
+
+extern __thread struct agent_thread agent_tls
+	__attribute__((tls_model("initial-exec")));
+
+/* AGENT_OFF until the constructor has read the configuration. */
+enum agent_mode {
+	AGENT_OFF = 0,
+	AGENT_ON,
+	AGENT_DISABLED, /* AT_SECURE, failed init, or a fork child that must
+			 * not profile (PALLOC_FOLLOW_CHILDREN=0) */
+};
+
+struct agent_config {
+	uint64_t rate;
+	uint64_t interval_ns;
+	enum unwind_mode unwind;
+	unsigned max_depth;
+	bool follow_children, peak, exact;
+	char output[PATH_MAX]; /* absolute pattern */
+};
+
+extern int agent_mode;
+extern struct agent_config agent_cfg;
+
+/*
+ * The locks, in the order they are taken (atfork prepare takes all four in
+ * this order, parent and child release them in reverse):
+ *  1. agent_dump_lock  serialises profile building and writing;
+ *  2. agent_tab_lock   the stack table and live-block table (agent_tab),
+ *                      agent_sampled, agent_dropped;
+ *  3. agent_reg_lock   the thread registry and the exited threads' sums;
+ *  4. agent_arena.lock the private memory.
+ * A lock may be taken while holding only locks above it.
+ */
+extern pthread_mutex_t agent_dump_lock, agent_tab_lock, agent_reg_lock;
+extern struct arena agent_arena;
+extern struct pprof_allocator agent_alloc_hooks;
+extern struct stacktab agent_tab;
+extern uint64_t agent_sampled, agent_dropped;
+
+/* Exact mode (PALLOC_EXACT=1): live usable bytes and their peak. */
+extern int64_t agent_exact_inuse;
+extern int64_t agent_exact_peak;
+
+/* hooks.c */
+
+/* Resolve the real allocator functions (idempotent; _exit(127) with a
+ * message when malloc/free/calloc/realloc have no next definition). */
+void agent_resolve_real(void);
+/* Is the agent's malloc the one the program calls? (false when another
+ * library defining malloc was preloaded before the agent) */
+bool agent_hooks_active(void);
+/* The real free, for memory that came from the real allocator. */
+void agent_real_free(void *p);
+/* Sum the counters of every registered thread plus the exited ones. */
+void agent_sum_counters(uint64_t *alloc_count, uint64_t *free_count,
+			uint64_t *alloc_bytes, uint64_t *reentries,
+			uint64_t *samples);
+/* Per-thread setup for the calling thread (registry, PRNG, countdown). */
+void agent_thread_setup(struct agent_thread *t);
+/* After fork, in the child: only the calling thread is left; zero all
+ * counters and the registry. */
+void agent_threads_after_fork_child(void);
+/* Create the pthread key whose destructor folds an exiting thread. */
+int agent_threads_init(void);
+
+/* agent.c */
+
+/* Seconds of CLOCK_MONOTONIC as nanoseconds. */
+uint64_t agent_now_ns(void);
+
+#endif /* PALLOC_AGENT_INT_H */

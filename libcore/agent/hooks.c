@@ -1,0 +1,1088 @@
+/* SPDX-License-Identifier: MIT */
+/* The interposer: the malloc family and C++ new/delete, hot paths and sampling. */
+#include "agent_int.h"
+#include "fmt.h"
+#include "phdr.h"
+#include "sampler.h"
+
+#include <dlfcn.h>
+#include <malloc.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * Hot paths. An allocation that is not sampled costs, on top of the real
+ * allocator: one TLS guard test, a compare and subtract of the thread's
+ * byte countdown, three thread-local adds (the exact counters) and an
+ * indirect call. A free costs the guard test, a range check against the
+ * bootstrap buffer, one thread-local add and one relaxed load from the
+ * live-block filter (stacktab.h) that says whether the pointer can be a
+ * sampled one. No lock, no syscall, no atomic read-modify-write, no
+ * libunwind: those happen only for sampled allocations, for frees whose
+ * filter slot is non-zero, in exact mode and on a thread's first call.
+ */
+
+__thread struct agent_thread agent_tls
+	__attribute__((tls_model("initial-exec")));
+
+/* ---- the real functions, and the bootstrap before they are known ---- */
+
+typedef void *(*malloc_fn)(size_t);
+typedef void (*free_fn)(void *);
+typedef void *(*calloc_fn)(size_t, size_t);
+typedef void *(*realloc_fn)(void *, size_t);
+typedef int (*posix_memalign_fn)(void **, size_t, size_t);
+typedef void *(*memalign_fn)(size_t, size_t);
+typedef void (*free_sized_fn)(void *, size_t);
+typedef void (*free_aligned_sized_fn)(void *, size_t, size_t);
+typedef void *(*new_fn)(size_t);
+typedef void *(*new_al_fn)(size_t, size_t);
+typedef void *(*new_nt_fn)(size_t, const void *);
+typedef void *(*new_al_nt_fn)(size_t, size_t, const void *);
+typedef void (*del_fn)(void *);
+typedef void (*del_sz_fn)(void *, size_t);
+typedef void (*del_al_fn)(void *, size_t);
+typedef void (*del_sz_al_fn)(void *, size_t, size_t);
+typedef void (*del_nt_fn)(void *, const void *);
+typedef void (*del_al_nt_fn)(void *, size_t, const void *);
+
+static void *stub_malloc(size_t n);
+static void stub_free(void *p);
+static void *stub_calloc(size_t n, size_t size);
+static void *stub_realloc(void *p, size_t n);
+
+/*
+ * Until agent_resolve_real() has run, the required pointers lead to stubs
+ * that resolve first (or, while dlsym itself allocates, serve from the
+ * bootstrap buffer), so the hot paths never test for NULL.
+ */
+static struct {
+	malloc_fn malloc;
+	free_fn free;
+	calloc_fn calloc;
+	realloc_fn realloc;
+	posix_memalign_fn posix_memalign;
+	memalign_fn aligned_alloc, memalign;
+	malloc_fn valloc, pvalloc;
+	free_sized_fn free_sized;
+	free_aligned_sized_fn free_aligned_sized;
+	/* C++: NULL when no later object defines them (a C program) */
+	new_fn znwm, znam;
+	new_nt_fn znwm_nt, znam_nt;
+	new_al_fn znwm_al, znam_al;
+	new_al_nt_fn znwm_al_nt, znam_al_nt;
+	del_fn zdlpv, zdapv;
+	del_sz_fn zdlpv_sz, zdapv_sz;
+	del_nt_fn zdlpv_nt, zdapv_nt;
+	del_al_fn zdlpv_al, zdapv_al;
+	del_sz_al_fn zdlpv_sz_al, zdapv_sz_al;
+	del_al_nt_fn zdlpv_al_nt, zdapv_al_nt;
+} real = {
+	.malloc = stub_malloc,
+	.free = stub_free,
+	.calloc = stub_calloc,
+	.realloc = stub_realloc,
+};
+
+/*
+ * dlsym() allocates (its error buffer, via calloc) before we know where
+ * the real allocator is. Those few blocks come from here, carry their size
+ * in a 16-byte header, and are never passed to the real free.
+ */
+#define BOOT_SIZE (64 * 1024)
+static char boot_buf[BOOT_SIZE] __attribute__((aligned(64)));
+static size_t boot_used;
+
+static inline bool is_boot(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)boot_buf < BOOT_SIZE;
+}
+
+static void *boot_alloc(size_t n, size_t align)
+{
+	size_t off, total;
+
+	if (align < 16)
+		align = 16;
+	if (n > BOOT_SIZE || align > 4096) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	total = (n + 15) & ~(size_t)15;
+	for (;;) {
+		size_t used = __atomic_load_n(&boot_used, __ATOMIC_RELAXED);
+
+		off = (used + 16 + align - 1) & ~(align - 1);
+		if (off + total > BOOT_SIZE) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		if (__atomic_compare_exchange_n(&boot_used, &used, off + total,
+						false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			break;
+	}
+	*(size_t *)(boot_buf + off - 16) = n;
+	return boot_buf + off; /* static storage: already zero */
+}
+
+static size_t boot_size(const void *p)
+{
+	return *(const size_t *)((const char *)p - 16);
+}
+
+static int resolve_state; /* 0 not yet, 1 in progress, 2 done */
+static __thread bool resolving __attribute__((tls_model("initial-exec")));
+
+/* Does f lie in the agent's own object? */
+static bool is_self(void *f)
+{
+	Dl_info a, b;
+
+	return dladdr(f, &a) && dladdr((void *)&is_self, &b) &&
+	       a.dli_fbase == b.dli_fbase;
+}
+
+static void *next_sym(const char *name, bool required)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+
+	/*
+	 * Nothing after the agent: it was preloaded after the allocator
+	 * (LD_PRELOAD=libc.so.6:libpalloc.so, or jemalloc first). Then the
+	 * program's calls never reach the agent anyway; use the first
+	 * definition, which is not ours (agent_init warns).
+	 */
+	if (!f) {
+		f = dlsym(RTLD_DEFAULT, name);
+		if (f && is_self(f))
+			f = NULL;
+	}
+	if (!f && required) {
+		fmt_warn("cannot find the real '%s' after the agent in the "
+			 "symbol search order; exiting",
+			 name);
+		_exit(127);
+	}
+	return f;
+}
+
+void agent_resolve_real(void)
+{
+	int zero = 0;
+	struct agent_thread *t = &agent_tls;
+
+	if (__atomic_load_n(&resolve_state, __ATOMIC_ACQUIRE) == 2 ||
+	    resolving)
+		return;
+	if (!__atomic_compare_exchange_n(&resolve_state, &zero, 1, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		/* Another thread resolves: wait for it (it holds the loader
+		 * lock for microseconds). */
+		while (__atomic_load_n(&resolve_state, __ATOMIC_ACQUIRE) != 2)
+			sched_yield();
+		return;
+	}
+	resolving = true;
+	t->guard++;
+	t->quiet++;
+	{
+		malloc_fn m = (malloc_fn)next_sym("malloc", true);
+		free_fn f = (free_fn)next_sym("free", true);
+		calloc_fn c = (calloc_fn)next_sym("calloc", true);
+		realloc_fn r = (realloc_fn)next_sym("realloc", true);
+
+		real.posix_memalign =
+			(posix_memalign_fn)next_sym("posix_memalign", false);
+		real.aligned_alloc =
+			(memalign_fn)next_sym("aligned_alloc", false);
+		real.memalign = (memalign_fn)next_sym("memalign", false);
+		real.valloc = (malloc_fn)next_sym("valloc", false);
+		real.pvalloc = (malloc_fn)next_sym("pvalloc", false);
+		real.free_sized = (free_sized_fn)next_sym("free_sized", false);
+		real.free_aligned_sized = (free_aligned_sized_fn)next_sym(
+			"free_aligned_sized", false);
+		real.znwm = (new_fn)next_sym("_Znwm", false);
+		real.znam = (new_fn)next_sym("_Znam", false);
+		real.znwm_nt = (new_nt_fn)next_sym("_ZnwmRKSt9nothrow_t", false);
+		real.znam_nt = (new_nt_fn)next_sym("_ZnamRKSt9nothrow_t", false);
+		real.znwm_al = (new_al_fn)next_sym("_ZnwmSt11align_val_t", false);
+		real.znam_al = (new_al_fn)next_sym("_ZnamSt11align_val_t", false);
+		real.znwm_al_nt = (new_al_nt_fn)next_sym(
+			"_ZnwmSt11align_val_tRKSt9nothrow_t", false);
+		real.znam_al_nt = (new_al_nt_fn)next_sym(
+			"_ZnamSt11align_val_tRKSt9nothrow_t", false);
+		real.zdlpv = (del_fn)next_sym("_ZdlPv", false);
+		real.zdapv = (del_fn)next_sym("_ZdaPv", false);
+		real.zdlpv_sz = (del_sz_fn)next_sym("_ZdlPvm", false);
+		real.zdapv_sz = (del_sz_fn)next_sym("_ZdaPvm", false);
+		real.zdlpv_nt = (del_nt_fn)next_sym("_ZdlPvRKSt9nothrow_t", false);
+		real.zdapv_nt = (del_nt_fn)next_sym("_ZdaPvRKSt9nothrow_t", false);
+		real.zdlpv_al = (del_al_fn)next_sym("_ZdlPvSt11align_val_t", false);
+		real.zdapv_al = (del_al_fn)next_sym("_ZdaPvSt11align_val_t", false);
+		real.zdlpv_sz_al =
+			(del_sz_al_fn)next_sym("_ZdlPvmSt11align_val_t", false);
+		real.zdapv_sz_al =
+			(del_sz_al_fn)next_sym("_ZdaPvmSt11align_val_t", false);
+		real.zdlpv_al_nt = (del_al_nt_fn)next_sym(
+			"_ZdlPvSt11align_val_tRKSt9nothrow_t", false);
+		real.zdapv_al_nt = (del_al_nt_fn)next_sym(
+			"_ZdaPvSt11align_val_tRKSt9nothrow_t", false);
+		/* The four required ones last: until here the stubs serve. */
+		real.calloc = c;
+		real.realloc = r;
+		real.free = f;
+		real.malloc = m;
+	}
+	t->quiet--;
+	t->guard--;
+	resolving = false;
+	__atomic_store_n(&resolve_state, 2, __ATOMIC_RELEASE);
+}
+
+static void *stub_malloc(size_t n)
+{
+	agent_resolve_real();
+	if (real.malloc == stub_malloc)
+		return boot_alloc(n, 16);
+	return real.malloc(n);
+}
+
+static void stub_free(void *p)
+{
+	if (is_boot(p) || !p)
+		return;
+	agent_resolve_real();
+	if (real.free != stub_free)
+		real.free(p);
+}
+
+static void *stub_calloc(size_t n, size_t size)
+{
+	size_t total;
+
+	agent_resolve_real();
+	if (real.calloc != stub_calloc)
+		return real.calloc(n, size);
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return boot_alloc(total, 16);
+}
+
+static void *stub_realloc(void *p, size_t n)
+{
+	void *q;
+
+	agent_resolve_real();
+	if (real.realloc != stub_realloc && !is_boot(p))
+		return real.realloc(p, n);
+	q = real.malloc(n);
+	if (q && p)
+		memcpy(q, p, boot_size(p) < n ? boot_size(p) : n);
+	return q;
+}
+
+bool agent_hooks_active(void)
+{
+	void *f = dlsym(RTLD_DEFAULT, "malloc");
+
+	return f && is_self(f);
+}
+
+void agent_real_free(void *p)
+{
+	if (!is_boot(p))
+		real.free(p);
+}
+
+/* ---- threads: registry of per-thread counters ---- */
+
+static struct agent_thread *registry;
+/* Counters of threads that have exited (and of pre-fork threads: no). */
+static uint64_t gone_alloc_count, gone_free_count, gone_alloc_bytes,
+	gone_reentries, gone_samples;
+static pthread_key_t thread_key;
+static bool thread_key_ok;
+
+/* The key destructor: fold the exiting thread into the sums, unregister. */
+static void thread_exit(void *arg)
+{
+	struct agent_thread *t = arg;
+
+	if (t != &agent_tls || t->state != AGENT_THREAD_LIVE)
+		return;
+	pthread_mutex_lock(&agent_reg_lock);
+	gone_alloc_count += t->alloc_count;
+	gone_free_count += t->free_count;
+	gone_alloc_bytes += t->alloc_bytes;
+	gone_reentries += t->reentries;
+	gone_samples += t->samples;
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		registry = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	t->next = t->prev = NULL;
+	t->state = AGENT_THREAD_EXITED;
+	pthread_mutex_unlock(&agent_reg_lock);
+	/*
+	 * The rest of this thread's teardown still allocates and frees
+	 * (glibc's own TLS and stack cache). Frees of sampled blocks are still
+	 * seen (they do not depend on the thread); allocations are counted in
+	 * the now unregistered block, i.e. not at all, and never sampled.
+	 */
+	t->left = UINT64_MAX;
+	t->sample_left = UINT64_MAX;
+}
+
+int agent_threads_init(void)
+{
+	if (pthread_key_create(&thread_key, thread_exit) != 0)
+		return -1;
+	thread_key_ok = true;
+	return 0;
+}
+
+void agent_thread_setup(struct agent_thread *t)
+{
+	struct timespec ts;
+	int saved = errno;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t->rng = sampler_seed((uint64_t)getpid() << 32 ^ (uint64_t)gettid(),
+			      (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30,
+			      (uintptr_t)t);
+	t->name_time_ns = 0;
+	if (agent_mode != AGENT_ON) {
+		t->left = UINT64_MAX;
+		t->sample_left = UINT64_MAX;
+	} else if (agent_cfg.exact) {
+		t->left = 0;
+		t->sample_left = sampler_interval(&t->rng, agent_cfg.rate);
+	} else {
+		t->left = sampler_interval(&t->rng, agent_cfg.rate);
+	}
+	if (t->state == AGENT_THREAD_NEW) {
+		pthread_mutex_lock(&agent_reg_lock);
+		t->prev = NULL;
+		t->next = registry;
+		if (registry)
+			registry->prev = t;
+		registry = t;
+		t->state = AGENT_THREAD_LIVE;
+		pthread_mutex_unlock(&agent_reg_lock);
+		if (thread_key_ok) {
+			/* pthread_setspecific may calloc a key page. */
+			t->guard++;
+			t->quiet++;
+			pthread_setspecific(thread_key, t);
+			t->quiet--;
+			t->guard--;
+		}
+	}
+	errno = saved;
+}
+
+void agent_sum_counters(uint64_t *alloc_count, uint64_t *free_count,
+			uint64_t *alloc_bytes, uint64_t *reentries,
+			uint64_t *samples)
+{
+	uint64_t a, f, b, r, s;
+
+	pthread_mutex_lock(&agent_reg_lock);
+	a = gone_alloc_count;
+	f = gone_free_count;
+	b = gone_alloc_bytes;
+	r = gone_reentries;
+	s = gone_samples;
+	for (struct agent_thread *t = registry; t; t = t->next) {
+		/* Plain counters written by their owner: a read may be a
+		 * moment stale, never torn (aligned 64-bit loads). */
+		a += __atomic_load_n(&t->alloc_count, __ATOMIC_RELAXED);
+		f += __atomic_load_n(&t->free_count, __ATOMIC_RELAXED);
+		b += __atomic_load_n(&t->alloc_bytes, __ATOMIC_RELAXED);
+		r += __atomic_load_n(&t->reentries, __ATOMIC_RELAXED);
+		s += __atomic_load_n(&t->samples, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&agent_reg_lock);
+	*alloc_count = a;
+	*free_count = f;
+	*alloc_bytes = b;
+	*reentries = r;
+	*samples = s;
+}
+
+void agent_threads_after_fork_child(void)
+{
+	struct agent_thread *t = &agent_tls;
+
+	/* The other threads do not exist here; their TLS blocks are stale
+	 * copies. Start over with the forking thread alone. */
+	registry = NULL;
+	gone_alloc_count = gone_free_count = gone_alloc_bytes = 0;
+	gone_reentries = gone_samples = 0;
+	t->alloc_count = t->free_count = t->alloc_bytes = 0;
+	t->reentries = t->samples = 0;
+	t->next = t->prev = NULL;
+	if (t->state == AGENT_THREAD_LIVE) {
+		registry = t;
+		t->state = AGENT_THREAD_LIVE;
+	}
+	t->name_time_ns = 0;
+	if (t->state != AGENT_THREAD_EXITED)
+		agent_thread_setup(t);
+}
+
+void agent_guard_enter(void)
+{
+	agent_tls.guard++;
+	agent_tls.quiet++;
+}
+
+void agent_guard_leave(void)
+{
+	agent_tls.quiet--;
+	agent_tls.guard--;
+}
+
+/* ---- sampling ---- */
+
+static uintptr_t self_text_start, self_text_limit;
+static bool self_text_known;
+
+/* Learn the agent's own code range, to strip its frames from stacks. */
+static void find_self_text(void)
+{
+	uintptr_t s, l;
+
+	if (phdr_object_text((uintptr_t)&find_self_text, &s, &l) == 0) {
+		self_text_start = s;
+		self_text_limit = l;
+		self_text_known = true;
+	}
+}
+
+/*
+ * The thread name, re-read with prctl(PR_GET_NAME) when the cached copy is
+ * more than 10 ms old (coarse clock: a vdso read, no syscall), so a thread
+ * that names itself after starting is labelled correctly within 10 ms
+ * while a thread sampling at every allocation pays the syscall at most
+ * 100 times a second.
+ */
+static void refresh_name(struct agent_thread *t)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1;
+	if (t->name_time_ns && now - t->name_time_ns < 10000000u)
+		return;
+	t->name_time_ns = now;
+	if (prctl(PR_GET_NAME, t->name, 0, 0, 0) != 0)
+		t->name[0] = '\0';
+	t->name[STACKTAB_THREAD_NAME - 1] = '\0';
+}
+
+/* Record one sampled allocation of size bytes at p. Guard held by caller. */
+static __attribute__((noinline)) void sample(struct agent_thread *t, void *p,
+					     size_t size)
+{
+	uintptr_t pcs[UNWIND_MAX_FRAMES];
+	size_t n, skip = 0, depth;
+	double objects, bytes;
+	struct stacktab_stack *s;
+
+	if (!self_text_known)
+		find_self_text();
+	n = unwind_backtrace(pcs, ARRAY_SIZE(pcs), 0);
+	while (skip < n && pcs[skip] >= self_text_start &&
+	       pcs[skip] < self_text_limit)
+		skip++;
+	depth = n - skip;
+	if (depth > agent_cfg.max_depth)
+		depth = agent_cfg.max_depth;
+	refresh_name(t);
+	sampler_weight(agent_cfg.rate, size, &objects, &bytes);
+	t->samples++;
+	pthread_mutex_lock(&agent_tab_lock);
+	agent_sampled++;
+	s = stacktab_intern(&agent_tab, pcs + skip, depth, t->name);
+	if (!s) {
+		agent_dropped++;
+	} else {
+		if (stacktab_add(&agent_tab, s, (uintptr_t)p, size, objects,
+				 bytes) < 0)
+			agent_dropped++;
+		/* PALLOC_PEAK: snapshot at each rise of more than 1/16 over
+		 * the last snapshot; see agent.c for why. */
+		if (agent_cfg.peak && agent_tab.inuse_bytes >
+					      agent_tab.peak_bytes * 17 / 16)
+			stacktab_snapshot_peak(&agent_tab);
+	}
+	pthread_mutex_unlock(&agent_tab_lock);
+	t->warm = true;
+}
+
+static void exact_add(int64_t d)
+{
+	int64_t now = __atomic_add_fetch(&agent_exact_inuse, d,
+					 __ATOMIC_RELAXED);
+	int64_t peak = __atomic_load_n(&agent_exact_peak, __ATOMIC_RELAXED);
+
+	while (now > peak &&
+	       !__atomic_compare_exchange_n(&agent_exact_peak, &peak, now, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/*
+ * The slow half of every allocation: the thread's first call, a sample
+ * point reached, exact mode, or the agent not (or no longer) running.
+ * Called after the real allocation with its result; errno is preserved.
+ */
+static __attribute__((noinline)) void alloc_slow(struct agent_thread *t,
+						 void *p, size_t n)
+{
+	int saved = errno;
+	uint64_t *countdown;
+
+	t->alloc_count++;
+	t->alloc_bytes += n;
+	if (agent_mode != AGENT_ON) {
+		if (agent_mode == AGENT_DISABLED)
+			t->left = UINT64_MAX;
+		goto out;
+	}
+	if (t->state == AGENT_THREAD_NEW)
+		agent_thread_setup(t);
+	if (t->state == AGENT_THREAD_EXITED || !p)
+		goto out;
+	if (agent_cfg.exact) {
+		exact_add((int64_t)malloc_usable_size(p));
+		countdown = &t->sample_left;
+	} else {
+		countdown = &t->left;
+	}
+	if (n < *countdown) {
+		*countdown -= n;
+		goto out;
+	}
+	t->guard++;
+	sample(t, p, n);
+	*countdown = sampler_interval(&t->rng, agent_cfg.rate);
+	t->guard--;
+out:
+	errno = saved;
+}
+
+/* Count an allocation of n requested bytes that returned p. */
+static inline void on_alloc(struct agent_thread *t, void *p, size_t n)
+{
+	if (likely(n < t->left)) {
+		t->left -= n;
+		t->alloc_count++;
+		t->alloc_bytes += n;
+		return;
+	}
+	alloc_slow(t, p, n);
+}
+
+/* A guarded call: the agent's own work, or C++ forwarding. */
+static inline void on_guarded(struct agent_thread *t)
+{
+	if (!t->quiet && t->warm && !t->agent_thread)
+		t->reentries++;
+}
+
+/*
+ * The slow half of a free: the block may be a sampled one (its filter
+ * slot is non-zero), or exact mode needs its size. If e is not NULL the
+ * removed entry is copied there (realloc restores it on failure).
+ */
+static __attribute__((noinline)) bool free_slow(void *p,
+						struct stacktab_live *e)
+{
+	int saved = errno;
+	bool found = false;
+
+	if (agent_cfg.exact && agent_mode == AGENT_ON)
+		exact_add(-(int64_t)malloc_usable_size(p));
+	if (stacktab_maybe_live(&agent_tab, (uintptr_t)p)) {
+		pthread_mutex_lock(&agent_tab_lock);
+		found = stacktab_remove(&agent_tab, (uintptr_t)p, e);
+		pthread_mutex_unlock(&agent_tab_lock);
+	}
+	errno = saved;
+	return found;
+}
+
+/* Count a free of p (not NULL, not from the bootstrap buffer). */
+static inline void on_free(struct agent_thread *t, void *p)
+{
+	t->free_count++;
+	if (unlikely(stacktab_maybe_live(&agent_tab, (uintptr_t)p) ||
+		     agent_cfg.exact))
+		free_slow(p, NULL);
+}
+
+/* ---- the C interface ---- */
+
+PALLOC_EXPORT void *malloc(size_t n)
+{
+	struct agent_thread *t = &agent_tls;
+	void *p;
+
+	if (likely(!t->guard && n < t->left)) {
+		t->left -= n;
+		t->alloc_count++;
+		t->alloc_bytes += n;
+		return real.malloc(n);
+	}
+	if (t->guard) {
+		on_guarded(t);
+		return real.malloc(n);
+	}
+	p = real.malloc(n);
+	alloc_slow(t, p, n);
+	return p;
+}
+
+PALLOC_EXPORT void free(void *p)
+{
+	struct agent_thread *t = &agent_tls;
+
+	if (unlikely(is_boot(p) || !p))
+		return;
+	if (likely(!t->guard))
+		on_free(t, p);
+	real.free(p);
+}
+
+PALLOC_EXPORT void *calloc(size_t n, size_t size)
+{
+	struct agent_thread *t = &agent_tls;
+	size_t total;
+	void *p;
+
+	p = real.calloc(n, size);
+	if (unlikely(t->guard)) {
+		on_guarded(t);
+		return p;
+	}
+	/* Overflow: the real calloc returned NULL with ENOMEM. */
+	if (p && !__builtin_mul_overflow(n, size, &total))
+		on_alloc(t, p, total);
+	return p;
+}
+
+/*
+ * realloc is a free of the old block and an allocation of the new one.
+ * The old block leaves the live table before the real call (once the
+ * real realloc has run, its address may be reused by another thread's
+ * sampled malloc) and comes back if the call fails.
+ */
+static void *realloc_common(void *p, size_t n, size_t elem, bool array)
+{
+	struct agent_thread *t = &agent_tls;
+	struct stacktab_live e;
+	bool had = false;
+	int64_t old_usable = 0;
+	size_t total = n;
+	void *q;
+
+	if (array && __builtin_mul_overflow(n, elem, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (unlikely(is_boot(p))) {
+		/* A bootstrap block cannot be resized by the real realloc. */
+		q = malloc(total);
+		if (q)
+			memcpy(q, p, boot_size(p) < total ? boot_size(p) : total);
+		return q;
+	}
+	if (unlikely(t->guard)) {
+		on_guarded(t);
+		return real.realloc(p, total);
+	}
+	if (p) {
+		if (unlikely(agent_cfg.exact && agent_mode == AGENT_ON))
+			old_usable = (int64_t)malloc_usable_size(p);
+		if (unlikely(stacktab_maybe_live(&agent_tab, (uintptr_t)p)))
+			had = free_slow(p, &e);
+	}
+	/* Never the real reallocarray: glibc's calls realloc through the
+	 * PLT, which would count the block twice. */
+	q = real.realloc(p, total);
+	if (!q && p && total != 0) {
+		/* Failed: the old block is still live, as it was. */
+		if (had) {
+			int saved = errno;
+
+			pthread_mutex_lock(&agent_tab_lock);
+			if (stacktab_restore(&agent_tab, &e) < 0)
+				agent_dropped++;
+			pthread_mutex_unlock(&agent_tab_lock);
+			errno = saved;
+		}
+		return NULL;
+	}
+	if (p) {
+		t->free_count++;
+		if (old_usable)
+			exact_add(-old_usable);
+	}
+	if (q)
+		on_alloc(t, q, total);
+	return q;
+}
+
+PALLOC_EXPORT void *realloc(void *p, size_t n)
+{
+	return realloc_common(p, n, 1, false);
+}
+
+PALLOC_EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+	return realloc_common(p, n, size, true);
+}
+
+/* The common end of the aligned allocators. */
+static inline void *aligned_done(struct agent_thread *t, void *p, size_t n)
+{
+	if (unlikely(t->guard))
+		on_guarded(t);
+	else if (p)
+		on_alloc(t, p, n);
+	return p;
+}
+
+PALLOC_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	struct agent_thread *t = &agent_tls;
+	int rc;
+
+	agent_resolve_real();
+	if (!real.posix_memalign) {
+		void *p = real.memalign ? real.memalign(align, n) : NULL;
+
+		if (!p)
+			return ENOMEM;
+		*out = p;
+		rc = 0;
+	} else {
+		rc = real.posix_memalign(out, align, n);
+	}
+	if (rc == 0)
+		aligned_done(t, *out, n);
+	return rc;
+}
+
+PALLOC_EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	struct agent_thread *t = &agent_tls;
+
+	agent_resolve_real();
+	if (!real.aligned_alloc) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return aligned_done(t, real.aligned_alloc(align, n), n);
+}
+
+PALLOC_EXPORT void *memalign(size_t align, size_t n)
+{
+	struct agent_thread *t = &agent_tls;
+
+	agent_resolve_real();
+	if (!real.memalign) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return aligned_done(t, real.memalign(align, n), n);
+}
+
+PALLOC_EXPORT void *valloc(size_t n)
+{
+	struct agent_thread *t = &agent_tls;
+
+	agent_resolve_real();
+	if (!real.valloc) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return aligned_done(t, real.valloc(n), n);
+}
+
+PALLOC_EXPORT void *pvalloc(size_t n)
+{
+	struct agent_thread *t = &agent_tls;
+
+	agent_resolve_real();
+	if (!real.pvalloc) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return aligned_done(t, real.pvalloc(n), n);
+}
+
+/* Count a free of p by any of the free variants; false: nothing to do. */
+static inline bool free_common(void *p)
+{
+	struct agent_thread *t = &agent_tls;
+
+	if (unlikely(is_boot(p) || !p))
+		return false;
+	if (likely(!t->guard))
+		on_free(t, p);
+	return true;
+}
+
+/* C23; glibc declares them from 2.39 only. */
+PALLOC_EXPORT void free_sized(void *p, size_t size);
+PALLOC_EXPORT void free_aligned_sized(void *p, size_t align, size_t size);
+
+PALLOC_EXPORT void free_sized(void *p, size_t size)
+{
+	if (!free_common(p))
+		return;
+	if (real.free_sized)
+		real.free_sized(p, size);
+	else
+		real.free(p);
+}
+
+PALLOC_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
+{
+	if (!free_common(p))
+		return;
+	if (real.free_aligned_sized)
+		real.free_aligned_sized(p, align, size);
+	else
+		real.free(p);
+}
+
+/* ---- C++ operators new and delete, under their mangled names ---- */
+
+/*
+ * Each forwards to the next definition (libstdc++'s, or jemalloc's and
+ * tcmalloc's own) with the guard set, so that libstdc++'s operator new,
+ * which calls malloc, is not counted twice; the guard is "quiet" (such
+ * calls are expected, not reentries). The guard is released by a cleanup
+ * handler, which also runs when the real operator new throws bad_alloc
+ * through this frame (the agent is built with -fexceptions). In a program
+ * with no C++ runtime there is no next definition: the real malloc and
+ * free stand in, and a failing throwing new aborts (nothing could catch).
+ */
+static void quiet_leave(struct agent_thread **t)
+{
+	(*t)->quiet--;
+	(*t)->guard--;
+}
+
+#define QUIET_SCOPE(t)                                                  \
+	struct agent_thread *quiet_t __attribute__((cleanup(quiet_leave))) = \
+		(t);                                                    \
+	quiet_t->guard++;                                               \
+	quiet_t->quiet++
+
+static PALLOC_NORETURN void new_failed(size_t n)
+{
+	fmt_warn("operator new(%zu) failed and no C++ runtime is loaded to "
+		 "throw std::bad_alloc; aborting",
+		 n);
+	abort();
+}
+
+static void *fallback_new(size_t n, size_t align, bool nothrow)
+{
+	void *p;
+
+	if (align > 16) {
+		if (!real.memalign)
+			p = NULL;
+		else
+			p = real.memalign(align, n ? n : 1);
+	} else {
+		p = real.malloc(n ? n : 1);
+	}
+	if (!p && !nothrow)
+		new_failed(n);
+	return p;
+}
+
+/* Allocation side: forward, then count (the forward is quiet-guarded). */
+#define NEW_BODY(call, n, align, nothrow)                                 \
+	struct agent_thread *t = &agent_tls;                              \
+	void *p;                                                          \
+	agent_resolve_real();                                             \
+	if (unlikely(t->guard)) {                                         \
+		on_guarded(t);                                            \
+		return call;                                              \
+	}                                                                 \
+	{                                                                 \
+		QUIET_SCOPE(t);                                           \
+		p = call;                                                 \
+	}                                                                 \
+	if (p)                                                            \
+		on_alloc(t, p, n);                                        \
+	return p
+
+#define NEW_CALL(fn, args, n, align, nothrow) \
+	(real.fn ? real.fn args : fallback_new(n, align, nothrow))
+
+PALLOC_EXPORT void *_Znwm(size_t n);
+PALLOC_EXPORT void *_Znwm(size_t n)
+{
+	NEW_BODY(NEW_CALL(znwm, (n), n, 0, false), n, 0, false);
+}
+
+PALLOC_EXPORT void *_Znam(size_t n);
+PALLOC_EXPORT void *_Znam(size_t n)
+{
+	NEW_BODY(NEW_CALL(znam, (n), n, 0, false), n, 0, false);
+}
+
+PALLOC_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt);
+PALLOC_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt)
+{
+	NEW_BODY(NEW_CALL(znwm_nt, (n, nt), n, 0, true), n, 0, true);
+}
+
+PALLOC_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt);
+PALLOC_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt)
+{
+	NEW_BODY(NEW_CALL(znam_nt, (n, nt), n, 0, true), n, 0, true);
+}
+
+PALLOC_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al);
+PALLOC_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al)
+{
+	NEW_BODY(NEW_CALL(znwm_al, (n, al), n, al, false), n, al, false);
+}
+
+PALLOC_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al);
+PALLOC_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al)
+{
+	NEW_BODY(NEW_CALL(znam_al, (n, al), n, al, false), n, al, false);
+}
+
+PALLOC_EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t al,
+						       const void *nt);
+PALLOC_EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t al,
+						       const void *nt)
+{
+	NEW_BODY(NEW_CALL(znwm_al_nt, (n, al, nt), n, al, true), n, al, true);
+}
+
+PALLOC_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al,
+						       const void *nt);
+PALLOC_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al,
+						       const void *nt)
+{
+	NEW_BODY(NEW_CALL(znam_al_nt, (n, al, nt), n, al, true), n, al, true);
+}
+
+/* Release side: count first (before the block can be reused), then
+ * forward quietly. */
+#define DELETE_BODY(fn, args)                                 \
+	struct agent_thread *t = &agent_tls;                  \
+	agent_resolve_real();                                 \
+	if (unlikely(is_boot(p) || !p))                       \
+		return;                                       \
+	if (unlikely(t->guard)) {                             \
+		if (real.fn)                                  \
+			real.fn args;                         \
+		else                                          \
+			real.free(p);                         \
+		return;                                       \
+	}                                                     \
+	on_free(t, p);                                        \
+	{                                                     \
+		QUIET_SCOPE(t);                               \
+		if (real.fn)                                  \
+			real.fn args;                         \
+		else                                          \
+			real.free(p);                         \
+	}
+
+PALLOC_EXPORT void _ZdlPv(void *p);
+PALLOC_EXPORT void _ZdlPv(void *p)
+{
+	DELETE_BODY(zdlpv, (p));
+}
+
+PALLOC_EXPORT void _ZdaPv(void *p);
+PALLOC_EXPORT void _ZdaPv(void *p)
+{
+	DELETE_BODY(zdapv, (p));
+}
+
+PALLOC_EXPORT void _ZdlPvm(void *p, size_t n);
+PALLOC_EXPORT void _ZdlPvm(void *p, size_t n)
+{
+	DELETE_BODY(zdlpv_sz, (p, n));
+}
+
+PALLOC_EXPORT void _ZdaPvm(void *p, size_t n);
+PALLOC_EXPORT void _ZdaPvm(void *p, size_t n)
+{
+	DELETE_BODY(zdapv_sz, (p, n));
+}
+
+PALLOC_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt);
+PALLOC_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt)
+{
+	DELETE_BODY(zdlpv_nt, (p, nt));
+}
+
+PALLOC_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt);
+PALLOC_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt)
+{
+	DELETE_BODY(zdapv_nt, (p, nt));
+}
+
+PALLOC_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al);
+PALLOC_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al)
+{
+	DELETE_BODY(zdlpv_al, (p, al));
+}
+
+PALLOC_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al);
+PALLOC_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al)
+{
+	DELETE_BODY(zdapv_al, (p, al));
+}
+
+PALLOC_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al);
+PALLOC_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al)
+{
+	DELETE_BODY(zdlpv_sz_al, (p, n, al));
+}
+
+PALLOC_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al);
+PALLOC_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al)
+{
+	DELETE_BODY(zdapv_sz_al, (p, n, al));
+}
+
+PALLOC_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al,
+						       const void *nt);
+PALLOC_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al,
+						       const void *nt)
+{
+	DELETE_BODY(zdlpv_al_nt, (p, al, nt));
+}
+
+PALLOC_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al,
+						       const void *nt);
+PALLOC_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al,
+						       const void *nt)
+{
+	DELETE_BODY(zdapv_al_nt, (p, al, nt));
+}

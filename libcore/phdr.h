@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* The ELF objects loaded in this process, from the loader's program headers. */
+#ifndef PALLOC_PHDR_H
+#define PALLOC_PHDR_H
+
+#include "common.h"
+
+/*
+ * The agent writes one pprof mapping per executable segment of every
+ * loaded ELF object, with its GNU build id, so that the commands can
+ * symbolize the addresses later from files matching the build id. It reads
+ * all of it from memory through dl_iterate_phdr(3) (program headers and
+ * the PT_NOTE segments), never from files: no allocation, no file I/O
+ * except readlink("/proc/self/exe") for the main program's path.
+ *
+ * The main executable comes first; the vdso is reported as "[vdso]".
+ * Thread-safe (dl_iterate_phdr holds the loader lock during the walk, so
+ * the callback must not dlopen, dlclose or call back into the loader).
+ */
+
+#define PHDR_BUILD_ID_HEX 129 /* up to 64 id bytes as hex, and the NUL */
+
+struct phdr_segment {
+	uintptr_t start;  /* page-aligned load address of the segment */
+	uintptr_t limit;  /* end, page-aligned up, exclusive */
+	uint64_t offset;  /* file offset of start */
+	const char *path; /* valid during the callback only */
+	const char *build_id; /* lower-case hex, "" when the object has none */
+};
+
+/*
+ * Call fn for every executable PT_LOAD segment of every loaded object,
+ * main executable first. fn returns 0 to go on, non-zero to stop (that
+ * value is returned). Returns 0 when all were visited.
+ */
+int phdr_foreach(int (*fn)(const struct phdr_segment *seg, void *arg),
+		 void *arg);
+
+/*
+ * Store in *start, *limit the bounds of the executable segments of the
+ * object containing addr (e.g. the agent's own code, to strip its frames
+ * from stacks). Returns 0, or -1 when no object contains addr.
+ */
+int phdr_object_text(uintptr_t addr, uintptr_t *start, uintptr_t *limit);
+
+/* Hex-encode the GNU build id found in a PT_NOTE segment's bytes
+ * (note[0..len)) into hex[PHDR_BUILD_ID_HEX]; "" when there is none.
+ * Returns true when one was found. Exposed for the unit test. */
+bool phdr_note_build_id(const void *note, size_t len, char *hex);
+
+#endif /* PALLOC_PHDR_H */

@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/* The stack table and the table of live sampled blocks. */
+#include "stacktab.h"
+
+static void *t_alloc(struct stacktab *t, size_t n, size_t size)
+{
+	size_t total;
+	void *p;
+
+	if (__builtin_mul_overflow(n, size, &total))
+		return NULL;
+	p = t->a.alloc(t->a.ctx, total);
+	if (p)
+		memset(p, 0, total);
+	return p;
+}
+
+static void t_free(struct stacktab *t, void *p)
+{
+	if (p)
+		t->a.free(t->a.ctx, p);
+}
+
+int stacktab_init(struct stacktab *t, const struct pprof_allocator *alloc,
+		  size_t max_stacks)
+{
+	memset(t, 0, sizeof(*t));
+	t->a = *alloc;
+	t->max_stacks = max_stacks ? max_stacks : 65536;
+	return 0;
+}
+
+void stacktab_destroy(struct stacktab *t)
+{
+	struct pprof_allocator a = t->a;
+	size_t max = t->max_stacks;
+
+	for (size_t i = 0; i < t->n_stacks; i++)
+		t_free(t, t->stacks[i]);
+	t_free(t, t->stacks);
+	t_free(t, t->index);
+	t_free(t, t->live);
+	stacktab_init(t, &a, max);
+}
+
+void stacktab_reset(struct stacktab *t)
+{
+	for (size_t i = 0; i < t->n_stacks; i++) {
+		struct stacktab_stack *s = t->stacks[i];
+
+		s->alloc_objects = s->alloc_bytes = 0;
+		s->inuse_objects = s->inuse_bytes = 0;
+		s->peak_objects = s->peak_bytes = 0;
+	}
+	if (t->live)
+		memset(t->live, 0, t->live_cap * sizeof(*t->live));
+	t->n_live = 0;
+	t->inuse_bytes = t->max_inuse_bytes = t->peak_bytes = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(t->filter); i++)
+		__atomic_store_n(&t->filter[i], 0, __ATOMIC_RELAXED);
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdULL;
+}
+
+static uint64_t stack_hash(const uintptr_t *pcs, size_t n, const char *thread)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ n;
+
+	for (size_t i = 0; i < n; i++)
+		h = mix(h, pcs[i]);
+	for (const char *c = thread; *c; c++)
+		h = mix(h, (unsigned char)*c);
+	return h ^ (h >> 29);
+}
+
+static bool stack_equal(const struct stacktab_stack *s, uint64_t hash,
+			const uintptr_t *pcs, size_t n, const char *thread)
+{
+	return s->hash == hash && s->depth == n &&
+	       memcmp(s->pcs, pcs, n * sizeof(*pcs)) == 0 &&
+	       strncmp(s->thread, thread, STACKTAB_THREAD_NAME) == 0;
+}
+
+/* Double the stack index (or create it), rehashing every id. */
+static int grow_index(struct stacktab *t)
+{
+	size_t cap = t->index_cap ? t->index_cap * 2 : 1024;
+	uint32_t *idx = t_alloc(t, cap, sizeof(*idx));
+
+	if (!idx)
+		return -1;
+	for (size_t i = 0; i < t->n_stacks; i++) {
+		size_t j = (size_t)t->stacks[i]->hash & (cap - 1);
+
+		while (idx[j])
+			j = (j + 1) & (cap - 1);
+		idx[j] = t->stacks[i]->id;
+	}
+	t_free(t, t->index);
+	t->index = idx;
+	t->index_cap = cap;
+	return 0;
+}
+
+struct stacktab_stack *stacktab_intern(struct stacktab *t,
+				       const uintptr_t *pcs, size_t n,
+				       const char *thread)
+{
+	uint64_t h;
+	size_t j;
+	struct stacktab_stack *s;
+
+	if (!thread)
+		thread = "";
+	h = stack_hash(pcs, n, thread);
+	if (t->index) {
+		for (j = (size_t)h & (t->index_cap - 1); t->index[j];
+		     j = (j + 1) & (t->index_cap - 1)) {
+			s = t->stacks[t->index[j] - 1];
+			if (stack_equal(s, h, pcs, n, thread))
+				return s;
+		}
+	}
+	if (t->n_stacks >= t->max_stacks)
+		return NULL;
+	if ((t->n_stacks + 1) * 2 > t->index_cap && grow_index(t) < 0)
+		return NULL;
+	if (t->n_stacks == t->cap_stacks) {
+		size_t cap = t->cap_stacks ? t->cap_stacks * 2 : 256;
+		struct stacktab_stack **st = t_alloc(t, cap, sizeof(*st));
+
+		if (!st)
+			return NULL;
+		if (t->stacks)
+			memcpy(st, t->stacks, t->n_stacks * sizeof(*st));
+		t_free(t, t->stacks);
+		t->stacks = st;
+		t->cap_stacks = cap;
+	}
+	s = t_alloc(t, 1, sizeof(*s) + n * sizeof(*pcs));
+	if (!s)
+		return NULL;
+	s->hash = h;
+	s->depth = (uint32_t)n;
+	memcpy(s->pcs, pcs, n * sizeof(*pcs));
+	for (size_t i = 0; i + 1 < STACKTAB_THREAD_NAME && thread[i]; i++)
+		s->thread[i] = thread[i];
+	t->stacks[t->n_stacks++] = s;
+	s->id = (uint32_t)t->n_stacks;
+	for (j = (size_t)h & (t->index_cap - 1); t->index[j];
+	     j = (j + 1) & (t->index_cap - 1))
+		;
+	t->index[j] = s->id;
+	return s;
+}
+
+struct stacktab_stack *stacktab_get(const struct stacktab *t, uint32_t id)
+{
+	if (id == 0 || id > t->n_stacks)
+		return NULL;
+	return t->stacks[id - 1];
+}
+
+static size_t live_home(const struct stacktab *t, uintptr_t ptr)
+{
+	return (size_t)(((uint64_t)(ptr >> 4) * 0x9e3779b97f4a7c15ULL) >> 17) &
+	       (t->live_cap - 1);
+}
+
+/* The slot holding ptr, or the empty slot where it would go. */
+static size_t live_find(const struct stacktab *t, uintptr_t ptr)
+{
+	size_t j = live_home(t, ptr);
+
+	while (t->live[j].ptr && t->live[j].ptr != ptr)
+		j = (j + 1) & (t->live_cap - 1);
+	return j;
+}
+
+static int grow_live(struct stacktab *t)
+{
+	size_t old_cap = t->live_cap;
+	struct stacktab_live *old = t->live;
+	size_t cap = old_cap ? old_cap * 2 : 1024;
+	struct stacktab_live *nl = t_alloc(t, cap, sizeof(*nl));
+
+	if (!nl)
+		return -1;
+	t->live = nl;
+	t->live_cap = cap;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].ptr)
+			t->live[live_find(t, old[i].ptr)] = old[i];
+	t_free(t, old);
+	return 0;
+}
+
+static void filter_add(struct stacktab *t, uintptr_t ptr, int d)
+{
+	uint32_t *f = &t->filter[stacktab_slot(ptr)];
+
+	__atomic_store_n(f, (uint32_t)((int64_t)*f + d), __ATOMIC_RELAXED);
+}
+
+/* Delete slot i by shifting later members of its probe run back. */
+static void live_delete(struct stacktab *t, size_t i)
+{
+	size_t mask = t->live_cap - 1;
+	size_t j = i;
+
+	for (;;) {
+		size_t k;
+
+		j = (j + 1) & mask;
+		if (!t->live[j].ptr)
+			break;
+		k = live_home(t, t->live[j].ptr);
+		/* Keep j where it is if its home lies cyclically in (i, j]. */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		t->live[i] = t->live[j];
+		i = j;
+	}
+	t->live[i].ptr = 0;
+	t->n_live--;
+}
+
+static int live_insert(struct stacktab *t, const struct stacktab_live *e)
+{
+	size_t j;
+
+	if ((t->n_live + 1) * 10 > t->live_cap * 7 && grow_live(t) < 0)
+		return -1;
+	j = live_find(t, e->ptr);
+	t->live[j] = *e;
+	t->n_live++;
+	filter_add(t, e->ptr, 1);
+	return 0;
+}
+
+static void inuse_add(struct stacktab *t, struct stacktab_stack *s,
+		      double objects, double bytes)
+{
+	s->inuse_objects += objects;
+	s->inuse_bytes += bytes;
+	t->inuse_bytes += bytes;
+	if (t->inuse_bytes > t->max_inuse_bytes)
+		t->max_inuse_bytes = t->inuse_bytes;
+}
+
+int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,
+		 uint64_t size, double objects, double bytes)
+{
+	struct stacktab_live e = {
+		.ptr = ptr,
+		.size = size,
+		.objects = objects,
+		.bytes = bytes,
+		.stack_id = s->id,
+	};
+
+	s->alloc_objects += objects;
+	s->alloc_bytes += bytes;
+	if (ptr == 0)
+		return 0;
+	stacktab_remove(t, ptr, NULL);
+	if (live_insert(t, &e) < 0)
+		return -1;
+	inuse_add(t, s, objects, bytes);
+	return 0;
+}
+
+bool stacktab_remove(struct stacktab *t, uintptr_t ptr,
+		     struct stacktab_live *out)
+{
+	size_t j;
+	struct stacktab_stack *s;
+
+	if (!t->live || ptr == 0)
+		return false;
+	j = live_find(t, ptr);
+	if (!t->live[j].ptr)
+		return false;
+	if (out)
+		*out = t->live[j];
+	s = stacktab_get(t, t->live[j].stack_id);
+	if (s) {
+		s->inuse_objects -= t->live[j].objects;
+		s->inuse_bytes -= t->live[j].bytes;
+	}
+	t->inuse_bytes -= t->live[j].bytes;
+	filter_add(t, ptr, -1);
+	live_delete(t, j);
+	return true;
+}
+
+int stacktab_restore(struct stacktab *t, const struct stacktab_live *e)
+{
+	struct stacktab_stack *s = stacktab_get(t, e->stack_id);
+
+	if (!s || live_insert(t, e) < 0)
+		return -1;
+	inuse_add(t, s, e->objects, e->bytes);
+	return 0;
+}
+
+void stacktab_snapshot_peak(struct stacktab *t)
+{
+	for (size_t i = 0; i < t->n_stacks; i++) {
+		t->stacks[i]->peak_objects = t->stacks[i]->inuse_objects;
+		t->stacks[i]->peak_bytes = t->stacks[i]->inuse_bytes;
+	}
+	t->peak_bytes = t->inuse_bytes;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/* The stack table: sampled stacks with their weights, and live sampled blocks. */
+#ifndef PALLOC_STACKTAB_H
+#define PALLOC_STACKTAB_H
+
+#include "common.h"
+#include "pprof.h"
+
+/*
+ * Two tables that change together:
+ *
+ *  - stacks: one entry per distinct (call stack, thread name), holding the
+ *    summed weights of the allocations sampled there (alloc_*) and of those
+ *    not freed yet (inuse_*), plus the inuse values at the last peak
+ *    snapshot (peak_*). Sums are doubles (weights are fractional unless the
+ *    rate is 1) and rounded when a profile is written. At most max_stacks
+ *    entries: a sample that needs a new stack beyond that is refused and the
+ *    caller counts it as dropped.
+ *
+ *  - live: sampled blocks not freed yet, ptr -> (stack, size, weight), an
+ *    open-addressing table that grows by doubling.
+ *
+ * free() must decide without a lock whether a pointer may be live in the
+ * table. filter[] is a counting filter for that: filter[stacktab_slot(p)]
+ * counts the live entries whose pointer hashes there; it is written only
+ * under the owner's lock (relaxed atomic stores) and read lock-free with a
+ * relaxed atomic load. A zero means "certainly not sampled"; a non-zero
+ * means "take the lock and look". A pointer is inserted before malloc
+ * returns it and removed before the real free, so no free can race with the
+ * insertion of its own pointer.
+ *
+ * Not thread-safe: the agent wraps every call except stacktab_maybe_live()
+ * in its table lock. Memory comes from the allocator given to
+ * stacktab_init() (the agent's arena).
+ */
+
+#define STACKTAB_FILTER_BITS 16
+#define STACKTAB_THREAD_NAME 16 /* as prctl(PR_GET_NAME), NUL included */
+
+struct stacktab_stack {
+	uint64_t hash;
+	uint32_t id;	/* index + 1 */
+	uint32_t depth; /* pcs[] entries, leaf first */
+	char thread[STACKTAB_THREAD_NAME];
+	double alloc_objects, alloc_bytes;
+	double inuse_objects, inuse_bytes;
+	double peak_objects, peak_bytes;
+	uintptr_t pcs[];
+};
+
+struct stacktab_live {
+	uintptr_t ptr; /* 0: empty slot */
+	uint64_t size;
+	double objects; /* the sample's weight in objects */
+	double bytes;	/* and in bytes */
+	uint32_t stack_id;
+};
+
+struct stacktab {
+	struct pprof_allocator a;
+	size_t max_stacks;
+	/* stacks: stacks[id - 1]; index[] maps hash -> id (0: empty) */
+	struct stacktab_stack **stacks;
+	size_t n_stacks, cap_stacks;
+	uint32_t *index;
+	size_t index_cap; /* a power of two */
+	/* live blocks */
+	struct stacktab_live *live;
+	size_t live_cap; /* a power of two, or 0 */
+	size_t n_live;
+	/* totals of the inuse estimate, and the snapshot's */
+	double inuse_bytes, max_inuse_bytes, peak_bytes;
+	uint32_t filter[1u << STACKTAB_FILTER_BITS];
+};
+
+/* The filter slot of ptr (Fibonacci hashing of the address bits above the
+ * 16-byte alignment every allocator gives). */
+static inline size_t stacktab_slot(uintptr_t ptr)
+{
+	return (size_t)(((uint64_t)(ptr >> 4) * 0x9e3779b97f4a7c15ULL) >>
+			(64 - STACKTAB_FILTER_BITS));
+}
+
+/* Lock-free: may ptr be live in the table? (false: certainly not). */
+static inline bool stacktab_maybe_live(const struct stacktab *t,
+				       uintptr_t ptr)
+{
+	return __atomic_load_n(&t->filter[stacktab_slot(ptr)],
+			       __ATOMIC_RELAXED) != 0;
+}
+
+/* Set up an empty table in *t (which may be static storage). alloc is
+ * copied. max_stacks 0 means 65536. Returns 0 (nothing is allocated yet). */
+int stacktab_init(struct stacktab *t, const struct pprof_allocator *alloc,
+		  size_t max_stacks);
+
+/* Free everything the table holds; *t is left empty and usable. */
+void stacktab_destroy(struct stacktab *t);
+
+/* Zero every count and forget the live blocks, keeping the stacks (a fork
+ * child starts its own profile). */
+void stacktab_reset(struct stacktab *t);
+
+/*
+ * The stack for (pcs[0..n), thread), created with zero counts if new.
+ * NULL when the table is full or on ENOMEM.
+ */
+struct stacktab_stack *stacktab_intern(struct stacktab *t,
+				       const uintptr_t *pcs, size_t n,
+				       const char *thread);
+
+/* The stack with this id (1-based), or NULL. */
+struct stacktab_stack *stacktab_get(const struct stacktab *t, uint32_t id);
+
+/*
+ * Record a sampled allocation of size bytes at ptr on stack s with the
+ * given weights: alloc and inuse grow, the block becomes live. If ptr was
+ * already live (its free went unseen), that stale entry is removed first.
+ * Returns 0, or -1 on ENOMEM: the alloc values still grow, inuse does not
+ * (the block cannot be tracked), and the caller counts a drop.
+ */
+int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,
+		 uint64_t size, double objects, double bytes);
+
+/* If ptr is live: remove it, subtract its weight from its stack's inuse,
+ * copy the entry to *out (may be NULL) and return true. */
+bool stacktab_remove(struct stacktab *t, uintptr_t ptr,
+		     struct stacktab_live *out);
+
+/* Put back an entry that stacktab_remove() gave (a failed realloc keeps its
+ * old block). 0 or -1 on ENOMEM. */
+int stacktab_restore(struct stacktab *t, const struct stacktab_live *e);
+
+/* Copy every stack's inuse values to its peak values (a new high-water
+ * mark of the inuse estimate). */
+void stacktab_snapshot_peak(struct stacktab *t);
+
+#endif /* PALLOC_STACKTAB_H */

@@ -1,0 +1,40 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Environment: invalid values warn once each ("palloc: PALLOC_X=V: why")
+# and the defaults are used; PALLOC_OUTPUT patterns; periodic dumps.
+. "$top_srcdir/t/lib.sh"
+. "$top_srcdir/t/lib-agent.sh"
+need_agent
+need_pprof
+
+plan 14
+
+LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=abc PALLOC_MAX_DEPTH=0 \
+	PALLOC_UNWIND=bogus PALLOC_PEAK=2 PALLOC_INTERVAL=-1 PALLOC_EXACT=yes \
+	PALLOC_OUTPUT=bad.pb.gz alloc-exact basic >/dev/null 2>err.txt
+check "runs with invalid values" test $? -eq 0
+check "six warnings, nothing else" test "$(wc -l <err.txt)" -eq 6
+for v in PALLOC_SAMPLE_RATE=abc PALLOC_MAX_DEPTH=0 PALLOC_UNWIND=bogus \
+	PALLOC_PEAK=2 PALLOC_INTERVAL=-1 PALLOC_EXACT=yes; do
+	check "warns once: $v" test "$(grep -c "^palloc: $v: " err.txt)" -eq 1
+done
+comments bad.pb.gz c.txt
+check "default rate used" grep -qx 'sample rate: 524288 bytes (Poisson; values are unbiased estimates)' c.txt
+check "default unwinder and depth used" grep -qx 'unwinder: auto, max depth 64' c.txt
+
+mkdir out && cd out || exit 99
+LD_PRELOAD="$PALLOC_AGENT" PALLOC_OUTPUT='sub-%e-%p-%n.pb.gz' \
+	alloc-exact none
+check "pattern %e %p %n" test -n "$(ls sub-alloc-exact-[0-9]*-1.pb.gz 2>/dev/null)"
+cd .. || exit 99
+
+mkdir iv && cd iv || exit 99
+LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=1 PALLOC_INTERVAL=0.2 \
+	PALLOC_OUTPUT='iv.%n.pb.gz' alloc-exact sleep 1100 >/dev/null
+n=$(ls iv.*.pb.gz | wc -l)
+check "PALLOC_INTERVAL=0.2 over 1.1 s: at least 4 profiles ($n)" test "$n" -ge 4
+raw_values iv.1.pb.gz v.txt
+check "the first periodic profile already has the data" grep -q '^10 10010 6 6006 |' v.txt
+check "no temporary files left" test -z "$(ls | grep tmp)"
+cd .. || exit 99
+done_testing

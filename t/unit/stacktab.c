@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit test of the stack table and the live-block table. */
+#include "stacktab.h"
+#include "tap.h"
+
+static struct stacktab t;
+
+static void *a_alloc(void *ctx, size_t n)
+{
+	(void)ctx;
+	return malloc(n);
+}
+
+static void a_free(void *ctx, void *p)
+{
+	(void)ctx;
+	free(p);
+}
+
+int main(void)
+{
+	static const struct pprof_allocator hooks = { a_alloc, a_free, NULL };
+	uintptr_t pcs1[] = { 0x1000, 0x2000, 0x3000 };
+	uintptr_t pcs2[] = { 0x1000, 0x2000, 0x3001 };
+	struct stacktab_stack *s1, *s2, *s3;
+	struct stacktab_live e;
+	bool ok = true;
+
+	stacktab_init(&t, &hooks, 3);
+	s1 = stacktab_intern(&t, pcs1, 3, "main");
+	s2 = stacktab_intern(&t, pcs2, 3, "main");
+	s3 = stacktab_intern(&t, pcs1, 3, "worker");
+	tap_ok(s1 && s2 && s3 && s1 != s2 && s1 != s3 && s2 != s3,
+	       "stacks differ by frames and by thread name");
+	tap_ok(stacktab_intern(&t, pcs1, 3, "main") == s1, "same key, same stack");
+	tap_ok(stacktab_intern(&t, pcs1, 2, "main") == NULL,
+	       "a fourth stack is refused (cap 3)");
+	tap_ok(stacktab_get(&t, s2->id) == s2 && stacktab_get(&t, 99) == NULL,
+	       "lookup by id");
+
+	tap_ok(!stacktab_maybe_live(&t, 0x5000), "filter empty at first");
+	stacktab_add(&t, s1, 0x5000, 100, 1, 100);
+	stacktab_add(&t, s1, 0x6000, 50, 1, 50);
+	tap_ok(stacktab_maybe_live(&t, 0x5000), "filter sees a live block");
+	tap_ok(s1->alloc_objects == 2 && s1->alloc_bytes == 150 &&
+		       s1->inuse_objects == 2 && s1->inuse_bytes == 150,
+	       "alloc and inuse add up");
+	tap_ok(stacktab_remove(&t, 0x5000, &e) && e.size == 100 &&
+		       e.stack_id == s1->id,
+	       "remove gives the entry");
+	tap_ok(!stacktab_remove(&t, 0x5000, NULL), "second remove finds nothing");
+	tap_ok(s1->inuse_objects == 1 && s1->inuse_bytes == 50 &&
+		       s1->alloc_objects == 2,
+	       "inuse drops, alloc stays");
+	tap_ok(stacktab_restore(&t, &e) == 0 && s1->inuse_bytes == 150,
+	       "restore puts it back");
+	/* a stale pointer (its free went unseen) is replaced */
+	stacktab_add(&t, s2, 0x5000, 7, 1, 7);
+	tap_ok(s1->inuse_bytes == 50 && s2->inuse_bytes == 7,
+	       "re-adding a live pointer moves it");
+
+	/* many pointers: growth and backward-shift deletion */
+	for (uintptr_t i = 1; i <= 100000; i++)
+		ok &= stacktab_add(&t, s3, 0x1000000 + i * 16, 1, 1, 1) == 0;
+	tap_ok(ok && t.n_live == 100002, "100000 live blocks (%zu)", t.n_live);
+	for (uintptr_t i = 1; i <= 100000; i += 2)
+		ok &= stacktab_remove(&t, 0x1000000 + i * 16, NULL);
+	for (uintptr_t i = 2; i <= 100000; i += 2)
+		ok &= stacktab_remove(&t, 0x1000000 + i * 16, NULL);
+	tap_ok(ok && t.n_live == 2 && s3->inuse_objects == 0 &&
+		       s3->alloc_objects == 100000,
+	       "all removed, in two interleaved passes");
+	{
+		uint64_t sum = 0;
+
+		for (size_t i = 0; i < ARRAY_SIZE(t.filter); i++)
+			sum += t.filter[i];
+		tap_ok(sum == t.n_live, "filter counts fall back (%llu)",
+		       (unsigned long long)sum);
+	}
+	tap_ok(t.inuse_bytes == 57 && t.max_inuse_bytes >= 100057,
+	       "total inuse %.0f, high-water %.0f", t.inuse_bytes,
+	       t.max_inuse_bytes);
+	stacktab_snapshot_peak(&t);
+	tap_ok(s1->peak_bytes == 50 && s2->peak_bytes == 7 && t.peak_bytes == 57,
+	       "peak snapshot copies inuse");
+	stacktab_reset(&t);
+	tap_ok(s1->alloc_objects == 0 && t.n_live == 0 &&
+		       !stacktab_maybe_live(&t, 0x6000) &&
+		       stacktab_intern(&t, pcs1, 3, "main") == s1,
+	       "reset zeroes counts, keeps stacks");
+	stacktab_destroy(&t);
+	tap_ok(t.n_stacks == 0, "destroy");
+	return tap_done();
+}
