@@ -212,29 +212,26 @@ unwind_dwarf(uintptr_t *pcs, size_t max, unsigned skip)
  * unw_backtrace(): libunwind's fast trace (x86_64 tdep_trace, with its
  * per-thread hash of frame shapes keyed by address; mmap-backed) that
  * falls back to unw_step itself on frames it cannot describe. Its first
- * entry is the address in its caller, unwind_backtrace(): dropped. It
- * returns exact return addresses (libunwind 1.6; checked by t/unit/unwind).
+ * entry is the address in its caller, unwind_backtrace(): dropped with the
+ * skipped ones. It returns exact return addresses (libunwind 1.6; checked
+ * by t/unit/unwind). It writes straight into pcs (void * and uintptr_t
+ * have one representation on every Linux ABI): a local buffer would add
+ * 2 KiB to a frame that runs inside malloc on threads with small stacks.
+ * The price: when the walk fills pcs, its last skip + 1 slots are lost.
  */
 static inline __attribute__((always_inline)) size_t
 unwind_fast(uintptr_t *pcs, size_t max, unsigned skip)
 {
-	void *buf[UNWIND_MAX_FRAMES];
-	size_t want, got, n;
+	size_t want, got, drop = (size_t)skip + 1;
 	int r;
 
-	want = (size_t)skip + 1 + max;
-	if (want > UNWIND_MAX_FRAMES)
-		want = UNWIND_MAX_FRAMES;
-	r = unw_backtrace(buf, (int)want);
+	want = max < UNWIND_MAX_FRAMES ? max : UNWIND_MAX_FRAMES;
+	r = unw_backtrace((void **)pcs, (int)want);
 	got = r > 0 ? (size_t)r : 0;
-	if (got <= (size_t)skip + 1)
+	if (got <= drop)
 		return 0;
-	n = got - skip - 1;
-	if (n > max)
-		n = max;
-	for (size_t i = 0; i < n; i++)
-		pcs[i] = (uintptr_t)buf[skip + 1 + i];
-	return n;
+	memmove(pcs, pcs + drop, (got - drop) * sizeof(*pcs));
+	return got - drop;
 }
 
 __attribute__((noinline)) size_t unwind_backtrace(uintptr_t *pcs, size_t max,

@@ -78,14 +78,21 @@ enum unwind_mode unwind_mode_get(void);
  * pcs[0] is the address unwind_backtrace() returns to when skip is 0; skip
  * drops that many more innermost frames (the agent's hook frames).
  * unwind_backtrace()'s own frame is never returned. Writes at most max
- * entries, and walks at most UNWIND_MAX_FRAMES frames in all. Trailing
- * null addresses are trimmed. Returns the number stored (0 when the walk
- * found nothing past the skipped frames).
+ * entries, and walks at most UNWIND_MAX_FRAMES frames in all (in auto
+ * mode, skipped frames included in max: a stack deeper than max returns
+ * max - skip - 1 frames; callers that need depth D pass max >= D + skip +
+ * 1, as the agent does with UNWIND_MAX_FRAMES). Trailing null addresses
+ * are trimmed. Returns the number stored (0 when the walk found nothing
+ * past the skipped frames).
  *
  * The addresses are return addresses, not call sites: subtract 1 before
  * symbolizing (pprof's convention for profile.proto, which the agent
  * follows). A frame interrupted by a signal is reported as its return
  * address too, so it is one byte off; profiles only see malloc callers.
+ *
+ * Stack use: about 1 KiB in fp mode; in auto and dwarf, libunwind's
+ * context and cursor (2 KiB) here and as much inside unw_backtrace: some
+ * 5 KiB in all below the caller.
  *
  * Safe inside malloc hooks under the agent's guard: it does not take a
  * lock the interposed functions hold and never calls malloc, except the
