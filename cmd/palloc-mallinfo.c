@@ -257,7 +257,8 @@ int main(int argc, char **argv)
 
 	msg_init(argv[0]);
 	signal(SIGPIPE, SIG_IGN);
-	while ((c = getopt_long(argc, argv, "p:jw:o:hV", longopts, NULL)) !=
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:jw:o:hV", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'p':
@@ -287,8 +288,14 @@ int main(int argc, char **argv)
 			usage();
 		case 'V':
 			msg_version();
+		case ':':
+			msg_usage(2, "option '%s' requires an argument",
+				  argv[optind - 1]);
 		default:
-			msg_usage(2, "invalid option");
+			if (optopt)
+				msg_usage(2, "invalid option -- '%c'", optopt);
+			msg_usage(2, "unrecognized option '%s'",
+				  argv[optind - 1]);
 		}
 	}
 	if (argc - optind > 1)

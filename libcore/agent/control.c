@@ -4,7 +4,6 @@
 #include "agent/agent.h"
 #include "agent/allocstats.h"
 #include "ctlsock.h"
-#include "fmt.h"
 #include "http.h"
 #include "msg.h"
 #include "pprof.h"
@@ -573,6 +572,19 @@ static void *control_thread(void *arg)
 	return NULL;
 }
 
+/* "palloc: control socket disabled: why" on stderr, in one write(2). */
+static void control_warn(void)
+{
+	char line[MSG_MAX + 64];
+	int n = snprintf(line, sizeof(line),
+			 "palloc: control socket disabled: %s\n", msg_last());
+
+	if (n > 0)
+		(void)!write(STDERR_FILENO, line,
+			     (size_t)n < sizeof(line) ? (size_t)n
+						      : sizeof(line) - 1);
+}
+
 int control_start(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -629,7 +641,7 @@ int control_start(void)
 	}
 	return 0;
 fail:
-	fmt_warn("control socket disabled: %s", msg_last());
+	control_warn();
 	ctl.path[0] = '\0';
 	return -1;
 }

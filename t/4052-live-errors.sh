@@ -1,0 +1,92 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# palloc-dump and palloc-mallinfo on bad targets: no agent, dead pid, stale
+# socket, an agent that stops answering, another user's agent; one line,
+# exit 2, no output file.
+. "$top_srcdir/t/lib.sh"
+need_agent
+need leaker python3
+
+LD_PRELOAD=$PALLOC_AGENT leaker --seconds 60 2>leaker.err &
+pid=$!
+sleep 60 &
+plain=$!
+trap 'kill -CONT $pid 2>/dev/null; kill $pid $plain 2>/dev/null;
+	wait $pid 2>/dev/null; rm -f "$stale"; cd /; rm -rf "$T"' EXIT
+dir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/palloc}
+[ -n "$dir" ] && [ -d "$XDG_RUNTIME_DIR" ] || dir=/tmp/palloc-$(id -u)
+i=0
+until [ -S "$dir/$pid.sock" ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+
+plan 17
+
+# one_line FILE WANT: FILE is exactly one line, equal to WANT.
+one_line() {
+	if [ "$(wc -l <"$1")" -eq 1 ] && [ "$(cat "$1")" = "$2" ]; then
+		return 0
+	fi
+	echo "# got: $(cat "$1")"
+	echo "# want: $2"
+	return 1
+}
+
+expect_fail 2 palloc-dump $plain -o none.pb.gz 2>err
+check "no agent: exit 2" test $? -eq 0
+check "no agent: one line" one_line err \
+	"palloc-dump: cannot reach agent of process '$plain': no palloc agent in this process"
+check "no agent: no file" test ! -e none.pb.gz
+
+dead=4194305
+expect_fail 2 palloc-dump $dead -o none.pb.gz 2>err
+check "dead pid: exit 2" test $? -eq 0
+check "dead pid: one line" one_line err \
+	"palloc-dump: cannot reach agent of process '$dead': no such process"
+
+# A stale socket: the name of a live process, nobody listening.
+stale=$dir/$plain.sock
+python3 -c "
+import socket; s = socket.socket(socket.AF_UNIX); s.bind('$stale'); s.close()"
+expect_fail 2 palloc-dump $plain -o none.pb.gz 2>err
+check "stale socket: exit 2" test $? -eq 0
+check "stale socket: one line" one_line err \
+	"palloc-dump: cannot reach agent of process '$plain': stale socket '$stale': connection refused"
+palloc-dump --json >list.json 2>list.err
+check "the list skips the stale socket" \
+	test "$(grep -c "\"pid\": $plain" list.json)" = 0
+rm -f "$stale"
+
+# An agent that stops answering: the process is stopped (SIGSTOP), so the
+# connection is accepted by the kernel and nothing more comes.
+kill -STOP $pid
+expect_fail 2 palloc-dump --timeout 1 $pid -o none.pb.gz 2>err
+check "stopped agent: exit 2" test $? -eq 0
+check "stopped agent: one line" one_line err \
+	"palloc-dump: cannot reach agent of process '$pid': timed out after 1000 ms"
+check "stopped agent: no file, no temporary" \
+	test -z "$(ls | grep none.pb.gz)"
+expect_fail 2 palloc-mallinfo --timeout 0.5 $pid >out 2>err
+check "palloc-mallinfo: exit 2, nothing on stdout" test $? -eq 0 -a ! -s out
+kill -CONT $pid
+
+# Another user: the directory is 0700, so even the path is refused.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	expect_fail 2 nobody palloc-dump $pid -o /tmp/palloc-none.$$ 2>err
+	check "other user: exit 2" test $? -eq 0
+	check "other user: one line" one_line err \
+		"palloc-dump: cannot reach agent of process '$pid': permission denied (the agent belongs to another user)"
+	nobody curl -s --unix-socket "$dir/$pid.sock" -o /dev/null \
+		http://palloc/debug/pprof/heap
+	check "other user: curl cannot connect either" test $? -ne 0
+else
+	skip "other user: not root or no setpriv"
+	skip "other user: not root or no setpriv"
+	skip "other user: not root or no setpriv"
+fi
+
+# Usage errors.
+expect_fail 2 palloc-dump --seconds 0 $pid >out 2>err
+check "--seconds 0 is a usage error" test $? -eq 0 -a ! -s out
+expect_fail 2 palloc-dump $pid extra >out 2>err
+check "two operands is a usage error" test $? -eq 0 -a ! -s out
+done_testing
