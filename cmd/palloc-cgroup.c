@@ -134,7 +134,8 @@ static int run_once(void *ctx, bool first, FILE *fp)
 			msg_error("%s", msg_last());
 			rc = 2;
 		} else if (json_print(fp, top,
-				      o->d.watch_ns ? 0 : JSON_INDENT(2)) < 0) {
+				      o->d.watch_ns ? JSON_COMPACT :
+						    JSON_INDENT(2)) < 0) {
 			if (errno != EPIPE)
 				msg_error("%s", msg_last());
 			rc = 2;

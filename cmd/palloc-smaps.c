@@ -498,7 +498,8 @@ static int run_once(void *ctx, bool first, FILE *fp)
 			rc = 2;
 			goto out;
 		}
-		if (json_print(fp, top, o->d.watch_ns ? 0 : JSON_INDENT(2)) < 0) {
+		if (json_print(fp, top, o->d.watch_ns ? JSON_COMPACT :
+						    JSON_INDENT(2)) < 0) {
 			if (errno != EPIPE)
 				msg_error("%s", msg_last());
 			rc = 2;

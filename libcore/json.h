@@ -91,8 +91,8 @@ int json_push(json_t *arr, json_t *value);
 bool json_failed(void);
 
 /*
- * Write VALUE to FP as one compact line (flags: JSON_INDENT(n) for people,
- * 0 for NDJSON), followed by a newline, and flush. Returns 0, or -1 with
+ * Write VALUE to FP with jansson's FLAGS (JSON_INDENT(2) for people,
+ * JSON_COMPACT for one line of NDJSON), then a newline, and flush. Returns 0, or -1 with
  * msg_set() saying "write error" and errno's reason. Does not take the
  * reference. Keys keep their insertion order (JSON_PRESERVE_ORDER is
  * implied by jansson >= 2.8 and passed anyway for older documentation).

@@ -1,0 +1,66 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# palloc-smaps on bad input: one line on stderr, exit 2, nothing on stdout.
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
+. "$top_srcdir/t/lib-kernel.sh"
+
+plan 28
+F=$top_srcdir/t/fixtures
+
+# A PID that does not exist (above any pid_max: 2^22).
+fails "no such process" "^palloc-smaps: no such process '2147483647'\$" \
+	palloc-smaps 2147483647
+
+# A PID that has exited but is still in /proc (a zombie: its mm is gone, as
+# for a process that exits while being read; the kernel answers ESRCH).
+sh -c 'sleep 0.2 & exec sleep 10' &
+parent=$!
+sleep 1
+zombie=$(cat /proc/$parent/task/$parent/children 2>/dev/null | tr -d ' ')
+if [ -n "$zombie" ] && grep -q '^State:.*Z' /proc/$zombie/status; then
+	fails "exited process" "^palloc-smaps: cannot read process '$zombie': it exited" \
+		palloc-smaps --json "$zombie"
+else
+	skip "no zombie to read"; skip "no zombie"; skip "no zombie"
+fi
+kill $parent 2>/dev/null
+
+# Another user's process: permission denied (needs root to switch users).
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		palloc-smaps --version >/dev/null 2>&1; then
+	fails "another user's process" \
+		"^palloc-smaps: cannot read '/proc/$$/smaps_rollup': Permission denied\$" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+		palloc-smaps --json $$
+else
+	skip "not root, or palloc-smaps not runnable as nobody"
+	skip "not root"; skip "not root"
+fi
+
+# Garbage, empty, truncated and wrong-unit smaps_rollup files.
+G=$F/sysroot-garbage
+fails "garbage file" "cannot parse '.*/proc/600/smaps_rollup': line 1 " \
+	palloc-smaps --sysroot "$G" --json 600
+fails "empty file" "cannot parse '.*/proc/601/smaps_rollup': empty file" \
+	palloc-smaps --sysroot "$G" 601
+fails "truncated file" "cannot parse '.*/proc/602/smaps_rollup': no Rss or Pss" \
+	palloc-smaps --sysroot "$G" --prom 602
+
+fails "known field in another unit" \
+	"cannot parse '.*/proc/603/smaps_rollup': line 3 " \
+	palloc-smaps --sysroot "$G" 603
+fails "listing with a garbage process" "cannot parse '.*/smaps_rollup'" \
+	palloc-smaps --sysroot "$G" --json
+
+# Usage errors: the error, then the pointer to --help; nothing on stdout.
+check "bad PID: usage error" usage_fails palloc-smaps abc
+check "--count without --watch: usage error" usage_fails palloc-smaps \
+	--count 2 $$
+check "--watch with --prom: usage error" usage_fails palloc-smaps \
+	--watch 1 --prom
+
+# -o FILE on error: neither the file nor a temporary one is left behind.
+palloc-smaps -o never.json --json 2147483647 2>/dev/null
+check "-o FILE: no file on error" [ -z "$(ls never.json* 2>/dev/null)" ]
+done_testing

@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: MIT
+# t/lib-kernel.sh: helpers the smaps and cgroup tests (t/1*, t/2*) share.
+# Source after t/lib.sh.
+
+# jqe ARGS...: jq -e, quiet (the result is the exit status).
+jqe() { jq -e "$@" >/dev/null; }
+
+# fails NAME PATTERN CMD...: three tests: CMD exits 2, prints nothing on
+# stdout and exactly one stderr line matching PATTERN (an ERE).
+fails() {
+	_name=$1 _pat=$2
+	shift 2
+	"$@" >out 2>err
+	_rc=$?
+	check "$_name: exit 2" [ "$_rc" -eq 2 ]
+	check "$_name: nothing on stdout" [ ! -s out ]
+	if [ "$(wc -l <err)" -eq 1 ] && grep -Eq "$_pat" err; then
+		ok "$_name: one line: $(cat err)"
+	else
+		not_ok "$_name: stderr is not one line matching '$_pat'"
+		sed 's/^/# /' err
+	fi
+}
+
+# usage_fails CMD ARGS...: a usage error: exit 2, nothing on stdout, the
+# reason and "Try 'CMD --help' for more information." on stderr.
+usage_fails() {
+	"$@" >out 2>err
+	_rc=$?
+	[ "$_rc" -eq 2 ] && [ ! -s out ] && [ "$(wc -l <err)" -eq 2 ] &&
+		grep -q "^Try '$1 --help' for more information.\$" err
+}
+
+# wait_ready FILE: wait (up to 5 s) for a helper to print "ready" in FILE.
+wait_ready() {
+	for _i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25; do
+		grep -q ready "$1" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# watch_exits CMD: "CMD --watch 0.2 PID" on a process living 1 s must end
+# by itself with 0 and print at least two NDJSON samples of that PID in
+# watch.ndjson. Two tests. $2: where the pid is in a sample (jq path).
+watch_exits() {
+	sh -c 'sleep 1' &
+	_short=$!
+	timeout_run 30 "$1" --watch 0.2 $_short >watch.ndjson
+	_rc=$?
+	check "$1 --watch PID: exit 0 when the process exits" [ "$_rc" -eq 0 ]
+	check "$1 --watch PID: NDJSON samples of that pid" jqe -s \
+		--argjson p $_short "length >= 2 and all(.[]; $2 == \$p)" \
+		watch.ndjson
+}
+
+# promtool_ok DESC FILE...: one test, `promtool check metrics` accepts every
+# FILE (Prometheus text format and naming lint); skipped without promtool
+# (Debian package prometheus).
+promtool_ok() {
+	_desc=$1
+	shift
+	if ! command -v promtool >/dev/null 2>&1; then
+		skip "promtool (Debian prometheus) not installed"
+		return
+	fi
+	for _f in "$@"; do
+		if ! promtool check metrics <"$_f" >promtool.out 2>&1; then
+			not_ok "$_desc: $_f"
+			sed 's/^/# /' promtool.out
+			return
+		fi
+	done
+	ok "$_desc"
+}
