@@ -22,7 +22,10 @@
  *               crashes it; what remains is a short or wrong stack, never
  *               a fault. On a thread running on a stack the unwinder does
  *               not know (sigaltstack, makecontext coroutines) only the
- *               first frame is returned.
+ *               first frame is returned. Every frame between the caller
+ *               of malloc and unwind_backtrace() (the agent's hooks) must
+ *               keep a frame pointer too, or the walk ends inside the
+ *               agent: build it with -fno-omit-frame-pointer.
  * UNWIND_DWARF  libunwind's unw_getcontext/unw_init_local/unw_step loop,
  *               reading .eh_frame (the unwind tables every x86_64 ELF
  *               object carries, with or without frame pointers), with
