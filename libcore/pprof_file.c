@@ -5,6 +5,7 @@
 #include "outfile.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Compressed or plain, a file larger than this is refused unread. */
@@ -16,6 +17,7 @@ struct pprof_profile *pprof_read_file(const char *path)
 	unsigned char *buf = NULL, *nb;
 	size_t len = 0, cap = 0;
 	char why[MSG_MAX];
+	struct stat sb;
 	int fd, err = 0;
 	bool is_stdin = strcmp(path, "-") == 0;
 
@@ -23,6 +25,14 @@ struct pprof_profile *pprof_read_file(const char *path)
 	if (fd < 0) {
 		msg_set_errno(errno, "cannot open profile '%s'", path);
 		return NULL;
+	}
+	/* a regular file is read into one buffer of its size (+1 to see EOF) */
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+	    (uint64_t)sb.st_size < MAX_FILE_SIZE) {
+		cap = (size_t)sb.st_size + 1;
+		buf = malloc(cap);
+		if (!buf)
+			cap = 0;
 	}
 	for (;;) {
 		ssize_t n;

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* libFuzzer target: pprof_decode() on hostile bytes, then re-encode. */
+#include "common.h"
+#include "msg.h"
+#include "pprof.h"
+
+#include <stdint.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/*
+ * Whatever the input, pprof_decode() must return a profile or NULL with a
+ * message, never crash, hang or allocate without bound (64 MiB cap here so
+ * that libFuzzer's malloc limit is never the one that stops a bomb). A
+ * profile it accepts must encode, and decode again to the same shape: the
+ * encoder must never write what the decoder refuses.
+ */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pprof_profile *p, *q;
+	void *buf;
+	size_t len;
+
+	p = pprof_decode(data, size, (size_t)64 << 20, NULL);
+	if (!p) {
+		if (!*msg_last())
+			abort(); /* a refusal must say why */
+		return 0;
+	}
+	if (pprof_encode(p, size & 1, &buf, &len) != 0)
+		abort();
+	q = pprof_decode(buf, len, 0, NULL);
+	if (!q || q->n_samples != p->n_samples ||
+	    q->n_locations != p->n_locations ||
+	    q->n_functions != p->n_functions ||
+	    q->n_mappings != p->n_mappings ||
+	    q->n_sample_types != p->n_sample_types)
+		abort();
+	pprof_free(q);
+	pprof_free_buffer(p, buf);
+	pprof_free(p);
+	return 0;
+}
