@@ -7,7 +7,7 @@
 . "$top_srcdir/t/lib.sh"
 . "$top_srcdir/t/lib-examples.sh"
 example truth
-plan 11
+plan 12
 
 LD_PRELOAD=$PALLOC_AGENT PALLOC_SAMPLE_RATE=1 "$exe" --truth truth.txt \
 	>run.out 2>run.err
@@ -47,6 +47,29 @@ while read -r _pid site ao as io is; do
 		not_ok "$site: want $ao $as $io $is, got '${got:-nothing}'"
 	fi
 done <want.txt
+# The same through palloc-run --sample-rate 1, whose profile carries the
+# names from palloc's own symbolizer (nm is not used: exe is cleared).
+if command -v palloc-run >/dev/null 2>&1; then
+	mkdir run && (
+		cd run &&
+			palloc-run -q --sample-rate 1 -o truth.pb.gz -- "$exe" \
+				--truth truth.txt >run.out 2>run.err &&
+			pprof -raw truth.pb.gz >raw.txt 2>raw.err &&
+			truth_awk leaf -v exe= raw.txt >got.txt
+	)
+	grep -v '^#' run/truth.txt | cut -d' ' -f2- | sort >run/want.txt
+	sort run/got.txt | join - run/want.txt | awk '{ print $1, $2, $3, $4, $5 }' >run/match.txt
+	if [ -s run/want.txt ] && cmp -s run/want.txt run/match.txt; then
+		ok "palloc-run --sample-rate 1 (symbolized by palloc): all 7 sites exact"
+	else
+		not_ok "palloc-run --sample-rate 1 (symbolized by palloc): all 7 sites exact"
+		diff -u run/want.txt run/match.txt | sed 's/^/# /'
+		sed 's/^/# /' run/run.err | tail -5
+	fi
+else
+	skip "palloc-run not built"
+fi
+
 diag "all leaf functions in the profile (alloc_objects alloc_space inuse_objects inuse_space):"
 diag "$(cat got.txt)"
 done_testing

@@ -16,7 +16,7 @@
 . "$top_srcdir/t/lib.sh"
 . "$top_srcdir/t/lib-examples.sh"
 example recursion
-plan 8
+plan 9
 
 
 # profile_of DIR UNWIND RATE ARGS...: run recursion in DIR, leave DIR/raw.txt
@@ -80,6 +80,22 @@ at_least_99 auto-dflt "auto, default rate"
 # The unwinder the agent says it used: pprof -raw shows the comments.
 check "the profile records its unwinder (auto)" \
 	grep -q 'unwinder: auto' auto-1/raw.txt
+
+# The same through palloc-run, whose profile carries the names from
+# palloc's own symbolizer (nm is not used: exe is cleared).
+if command -v palloc-run >/dev/null 2>&1; then
+	mkdir run && (
+		cd run &&
+			palloc-run -q --unwind auto -r 1 -o rec.pb.gz -- "$exe" \
+				>run.out 2>run.err &&
+			pprof -raw rec.pb.gz >raw.txt 2>raw.err &&
+			truth_awk stacks -v exe= -v target=main -v count=descend \
+				raw.txt >stacks.txt
+	)
+	at_least_99 run "palloc-run --unwind auto -r 1 (symbolized by palloc)"
+else
+	skip "palloc-run not built"
+fi
 
 # fp: recorded, not asserted beyond a valid profile: on this binary a frame-
 # pointer walk cannot follow a frame without a frame pointer. With an agent
