@@ -192,6 +192,15 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* Whether any location of p has a function (is symbolized). */
+static bool profile_symbolized(const struct pprof_profile *p)
+{
+	for (size_t i = 0; i < p->n_locations; i++)
+		if (p->locations[i].n_lines)
+			return true;
+	return false;
+}
+
 static bool profile_has_lines(const struct pprof_profile *p)
 {
 	for (size_t i = 0; i < p->n_locations; i++)
@@ -676,6 +685,17 @@ int diff_profiles(const struct pprof_profile *base,
 		goto out;
 
 	st.n_types = n;
+	/* Names never match addresses: say so rather than show everything
+	 * as changed without a reason. */
+	if (warn && base->n_locations && new_p->n_locations &&
+	    profile_symbolized(base) != profile_symbolized(new_p))
+		warn(warn_ctx, profile_symbolized(base)
+				       ? "NEW is not symbolized and BASE is: "
+					 "stacks will not match (symbolize "
+					 "it with palloc-dump --symbolize)"
+				       : "BASE is not symbolized and NEW is: "
+					 "stacks will not match (symbolize "
+					 "it with palloc-dump --symbolize)");
 	st.use_lines = profile_has_lines(base) && profile_has_lines(new_p);
 	out->used_lines = st.use_lines;
 	if (table_init(&st.frame_tab, new_p->n_locations + base->n_locations) <

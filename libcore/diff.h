@@ -56,7 +56,9 @@ struct diff_result {
 
 /*
  * Called once per warning with a message such as "period differs: 524288
- * in BASE, 1 in NEW" (no program name, no newline).
+ * in BASE, 1 in NEW" (no program name, no newline). Warnings: a unit or
+ * the period type or period differs, or one profile is symbolized and the
+ * other is not (their stacks cannot match).
  */
 typedef void (*diff_warn_fn)(void *ctx, const char *message);
 

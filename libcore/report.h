@@ -114,7 +114,9 @@ const struct report_row *report_find(const struct report *r, const char *name);
 char *report_format_value(int64_t v, const char *unit, char *buf, size_t len);
 
 /*
- * Print the pprof -top table: a header line, then the column titles
+ * Print the pprof -top table: "Type: TYPE", "Showing nodes accounting for
+ * X, P% of TOTAL total" (X: the sum of the rows shown), "Showing top N
+ * nodes out of M" when rows are cut, the column titles
  *     "      flat  flat%   sum%        cum   cum%"
  * and up to max_rows rows (0: all) as pprof prints them (values scaled by
  * report_format_value, or exact integers when exact is true; percentages

@@ -4,7 +4,7 @@
 # gate and its exit codes, matching across load addresses, errors.
 . "$top_srcdir/t/lib.sh"
 need jq palloc-diff diff-mkprof
-plan 30
+plan 31
 jqe() { jq -e "$@" >/dev/null; }
 
 # BASE and NEW: one program, loaded at other addresses, built twice (other
@@ -186,4 +186,13 @@ palloc-diff --top 1 base.pb.gz new.pb.gz >t1.out &&
 	grep -q "^Showing top 1 nodes out of 4$" t1.out &&
 	[ "$(grep -c '  leak$' t1.out)" -eq 1 ] && [ "$(wc -l <t1.out)" -eq 5 ] &&
 	ok "--top 1" || not_ok "--top 1"
+# 31: a symbolized and an unsymbolized profile cannot match: a warning
+diff-mkprof raw.pb.gz <<'P' || exit 99
+mapping /opt/app/bin/app 0x555555554000 0x555555600000 0x0 aaaa
+sample 10 10240 10 10240 ; 0x555555555100 0x555555555900
+P
+palloc-diff --json raw.pb.gz new.pb.gz >w.json 2>w.err &&
+	grep -q "^palloc-diff: warning: BASE is not symbolized and NEW is: stacks will not match" w.err &&
+	ok "unsymbolized against symbolized: a warning" ||
+	not_ok "unsymbolized against symbolized: a warning"
 done_testing
