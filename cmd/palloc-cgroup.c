@@ -16,14 +16,14 @@ static PALLOC_NORETURN void usage(void)
 	fputs("Usage:\n"
 	      " palloc-cgroup [options] [<pid>|<cgroup-dir>]\n"
 	      "\n"
-	      "Show the memory a cgroup is charged: usage, limits, working set,\n"
-	      "memory.stat, events and pressure. Default: the caller's cgroup.\n"
+	      "Show a cgroup's memory: usage, limits, working set, stat,\n"
+	      "events and pressure. Default: the caller's cgroup.\n"
 	      "\n"
 	      "Options:\n"
 	      " -p, --pid <pid>          the cgroup of this process\n"
 	      "     --json               print JSON\n"
 	      "     --prom               print Prometheus text format\n"
-	      " -w, --watch <seconds>    sample every SECONDS, one JSON line each\n"
+	      " -w, --watch <seconds>    a JSON line every SECONDS\n"
 	      " -c, --count <n>          with --watch: stop after N samples\n"
 	      "     --sysroot <dir>      read DIR/proc and DIR/sys instead\n"
 	      " -o, --output <file>      write to FILE ('-': standard output)\n"
@@ -38,8 +38,8 @@ static PALLOC_NORETURN void usage(void)
 
 struct opts {
 	struct cli_data d;
-	pid_t pid;          /* 0: the caller (unless dir) */
-	const char *dir;    /* a cgroup directory instead of a process */
+	pid_t pid;	 /* 0: the caller (unless dir) */
+	const char *dir; /* a cgroup directory instead of a process */
 };
 
 static const char *value_text(char *buf, size_t size,
@@ -79,9 +79,9 @@ static void print_text(FILE *fp, const struct cgroup_mem *m)
 	if (m->limit.have && !m->limit.unlimited && m->usage.have)
 		fprintf(fp, "headroom:     %s\n",
 			cli_human(a, sizeof(a),
-			      m->limit.bytes > m->usage.bytes ?
-				      m->limit.bytes - m->usage.bytes :
-				      0));
+				  m->limit.bytes > m->usage.bytes
+					  ? m->limit.bytes - m->usage.bytes
+					  : 0));
 	if (m->failcnt.have)
 		fprintf(fp, "failcnt:      %llu\n",
 			(unsigned long long)m->failcnt.bytes);
@@ -93,7 +93,8 @@ static void print_text(FILE *fp, const struct cgroup_mem *m)
 		fputc('\n', fp);
 	}
 	if (m->psi_some.have)
-		fprintf(fp, "pressure:     some %.2f%% %.2f%% %.2f%%, "
+		fprintf(fp,
+			"pressure:     some %.2f%% %.2f%% %.2f%%, "
 			"full %.2f%% %.2f%% %.2f%% (10s 60s 300s)\n",
 			m->psi_some.avg10, m->psi_some.avg60,
 			m->psi_some.avg300, m->psi_full.avg10,
@@ -116,8 +117,8 @@ static int run_once(void *ctx, bool first, FILE *fp)
 	struct cgroup_mem m;
 	int rc = 0;
 
-	if ((o->dir ? cgroup_read_dir(o->d.root, o->dir, &m) :
-		      cgroup_read_pid(o->d.root, o->pid, &m)) < 0) {
+	if ((o->dir ? cgroup_read_dir(o->d.root, o->dir, &m)
+		    : cgroup_read_pid(o->d.root, o->pid, &m)) < 0) {
 		if (!first && (errno == ENOENT || errno == ESRCH))
 			return 1;
 		msg_error("%s", msg_last());
@@ -127,15 +128,16 @@ static int run_once(void *ctx, bool first, FILE *fp)
 		json_t *top = json_top_new("palloc-cgroup");
 
 		json_set(top, "time_ns", json_u64(cli_now_ns()));
-		json_set(top, "pid", json_i64_or_null(!o->dir, o->pid ? o->pid :
-							       (int64_t)getpid()));
+		json_set(top, "pid",
+			 json_i64_or_null(!o->dir,
+					  o->pid ? o->pid : (int64_t)getpid()));
 		cgroup_json(top, &m);
 		if (json_failed()) {
 			msg_error("%s", msg_last());
 			rc = 2;
 		} else if (json_print(fp, top,
-				      o->d.watch_ns ? JSON_COMPACT :
-						    JSON_INDENT(2)) < 0) {
+				      o->d.watch_ns ? JSON_COMPACT
+						    : JSON_INDENT(2)) < 0) {
 			if (errno != EPIPE)
 				msg_error("%s", msg_last());
 			rc = 2;
@@ -156,13 +158,13 @@ static int run_once(void *ctx, bool first, FILE *fp)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
+		{"pid", required_argument, NULL, 'p'},
 		CLI_DATA_LONGOPTS,
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
 	};
-	struct opts o = { 0 };
+	struct opts o = {0};
 	int c;
 
 	msg_init(argv[0]);

@@ -16,17 +16,17 @@ static PALLOC_NORETURN void usage(void)
 	fputs("Usage:\n"
 	      " palloc-smaps [options] [<pid>...]\n"
 	      "\n"
-	      "Show the memory the kernel charges to processes (smaps_rollup).\n"
+	      "Show the memory the kernel charges to processes.\n"
 	      "Without a PID: every readable process, largest PSS first.\n"
 	      "\n"
 	      "Options:\n"
 	      " -p, --pid <pid>          show this process (may repeat)\n"
-	      " -m, --maps               per-mapping breakdown by kind and file\n"
+	      " -m, --maps               mappings by kind and file\n"
 	      " -n, --top <n>            with --maps: the N largest mappings"
 	      " (default 10)\n"
 	      "     --json               print JSON\n"
 	      "     --prom               print Prometheus text format\n"
-	      " -w, --watch <seconds>    sample every SECONDS, one JSON line each\n"
+	      " -w, --watch <seconds>    a JSON line every SECONDS\n"
 	      " -c, --count <n>          with --watch: stop after N samples\n"
 	      "     --sysroot <dir>      read DIR/proc instead of /proc\n"
 	      " -o, --output <file>      write to FILE ('-': standard output)\n"
@@ -41,19 +41,19 @@ static PALLOC_NORETURN void usage(void)
 
 struct mapping_group {
 	enum procfs_kind kind;
-	const char *path;       /* borrowed from the smaps; NULL if none */
+	const char *path; /* borrowed from the smaps; NULL if none */
 	uint64_t count, size;
-	struct procfs_usage u;  /* summed; raw unused */
+	struct procfs_usage u; /* summed; raw unused */
 };
 
 struct proc {
 	pid_t pid;
 	char comm[64];
 	char *cmdline;
-	bool summed;            /* no smaps_rollup: smaps summed */
+	bool summed; /* no smaps_rollup: smaps summed */
 	struct procfs_usage u;
 	struct procfs_status st;
-	struct procfs_smaps smaps;  /* with --maps */
+	struct procfs_smaps smaps; /* with --maps */
 	struct mapping_group *groups;
 	size_t ngroups;
 };
@@ -62,8 +62,8 @@ struct opts {
 	struct cli_data d;
 	bool maps;
 	uint64_t top;
-	bool listing;   /* no PID given: every process */
-	pid_t *pids;    /* the PIDs given, minus those that ended (--watch) */
+	bool listing; /* no PID given: every process */
+	pid_t *pids;  /* the PIDs given, minus those that ended (--watch) */
 	size_t npids;
 };
 
@@ -101,7 +101,8 @@ static int group_maps(struct proc *p)
 		const char *path = NULL;
 		struct mapping_group *g = NULL;
 
-		if (m->kind == PROCFS_KIND_FILE || m->kind == PROCFS_KIND_SHMEM ||
+		if (m->kind == PROCFS_KIND_FILE ||
+		    m->kind == PROCFS_KIND_SHMEM ||
 		    m->kind == PROCFS_KIND_SPECIAL)
 			path = m->path;
 		for (j = 0; j < p->ngroups && !g; j++)
@@ -214,8 +215,10 @@ static json_t *usage_fields(json_t *o, const struct procfs_usage *u,
 
 static int cmp_map_pss(const void *a, const void *b)
 {
-	const struct procfs_mapping *x = *(const struct procfs_mapping *const *)a;
-	const struct procfs_mapping *y = *(const struct procfs_mapping *const *)b;
+	const struct procfs_mapping *x =
+		*(const struct procfs_mapping *const *)a;
+	const struct procfs_mapping *y =
+		*(const struct procfs_mapping *const *)b;
 	uint64_t px = x->usage.v[PROCFS_PSS], py = y->usage.v[PROCFS_PSS];
 
 	if (px != py)
@@ -293,8 +296,8 @@ static json_t *proc_json(const struct opts *o, const struct proc *p)
 	return obj;
 }
 
-static json_t *build_json(const struct opts *o, const struct proc *v,
-			  size_t n, bool listing, uint64_t denied)
+static json_t *build_json(const struct opts *o, const struct proc *v, size_t n,
+			  bool listing, uint64_t denied)
 {
 	json_t *top = json_top_new("palloc-smaps"), *arr = json_array();
 	size_t i;
@@ -367,9 +370,12 @@ static void print_table(FILE *fp, const struct opts *o, const struct proc *v,
 				 (unsigned long long)m[j]->end);
 			fprintf(fp, "%-33s %-4s %-8s %9s %9s %9s %s\n", range,
 				m[j]->perms, procfs_kind_name(m[j]->kind),
-				cli_human(a, sizeof(a), m[j]->usage.v[PROCFS_RSS]),
-				cli_human(b, sizeof(b), m[j]->usage.v[PROCFS_PSS]),
-				cli_human(c, sizeof(c), m[j]->usage.v[PROCFS_SWAP]),
+				cli_human(a, sizeof(a),
+					  m[j]->usage.v[PROCFS_RSS]),
+				cli_human(b, sizeof(b),
+					  m[j]->usage.v[PROCFS_PSS]),
+				cli_human(c, sizeof(c),
+					  m[j]->usage.v[PROCFS_SWAP]),
 				m[j]->path ? m[j]->path : "");
 		}
 		free(m);
@@ -383,27 +389,28 @@ static int print_prom(FILE *fp, const struct opts *o, const struct proc *v,
 	size_t f, i, j;
 
 	for (f = 0; f <= PROCFS_NFIELDS; f++) {
-		const char *key = f < PROCFS_NFIELDS ? procfs_field_json_name(f) :
-						       "uss_bytes";
+		const char *key = f < PROCFS_NFIELDS ? procfs_field_json_name(f)
+						     : "uss_bytes";
 
 		snprintf(metric, sizeof(metric), "smaps_%s", key);
 		prom_name(name, sizeof(name), metric);
-		snprintf(metric, sizeof(metric), "%s of the process "
+		snprintf(metric, sizeof(metric),
+			 "%s of the process "
 			 "(/proc/PID/smaps_rollup%s), bytes.",
-			 f < PROCFS_NFIELDS ? procfs_field_kernel_name(f) :
-					      "Private_Clean + Private_Dirty",
+			 f < PROCFS_NFIELDS ? procfs_field_kernel_name(f)
+					    : "Private_Clean + Private_Dirty",
 			 "");
 		if (prom_family(fp, name, PROM_GAUGE, metric) < 0)
 			return -1;
 		for (i = 0; i < n; i++) {
-			struct prom_label l[2] = { { "pid", pid },
-						   { "command", v[i].comm } };
+			struct prom_label l[2] = {{"pid", pid},
+						  {"command", v[i].comm}};
 			uint64_t val;
 
 			if (f < PROCFS_NFIELDS && !procfs_has(&v[i].u, f))
 				continue;
-			val = f < PROCFS_NFIELDS ? v[i].u.v[f] :
-						   procfs_uss(&v[i].u);
+			val = f < PROCFS_NFIELDS ? v[i].u.v[f]
+						 : procfs_uss(&v[i].u);
 			snprintf(pid, sizeof(pid), "%d", (int)v[i].pid);
 			if (prom_sample_u64(fp, name, l, 2, val) < 0)
 				return -1;
@@ -412,13 +419,14 @@ static int print_prom(FILE *fp, const struct opts *o, const struct proc *v,
 	if (!o->maps)
 		return 0;
 	for (f = 0; f < 3; f++) {
-		static const enum procfs_field fld[3] = { PROCFS_RSS, PROCFS_PSS,
-							  PROCFS_SWAP };
-		static const char *const nm[3] = { "rss", "pss", "swap" };
+		static const enum procfs_field fld[3] = {PROCFS_RSS, PROCFS_PSS,
+							 PROCFS_SWAP};
+		static const char *const nm[3] = {"rss", "pss", "swap"};
 
 		snprintf(metric, sizeof(metric), "smaps_group_%s_bytes", nm[f]);
 		prom_name(name, sizeof(name), metric);
-		snprintf(metric, sizeof(metric), "%s of the mappings of one "
+		snprintf(metric, sizeof(metric),
+			 "%s of the mappings of one "
 			 "kind (and path), bytes.",
 			 procfs_field_kernel_name(fld[f]));
 		if (prom_family(fp, name, PROM_GAUGE, metric) < 0)
@@ -428,10 +436,10 @@ static int print_prom(FILE *fp, const struct opts *o, const struct proc *v,
 			for (j = 0; j < v[i].ngroups; j++) {
 				const struct mapping_group *g = &v[i].groups[j];
 				struct prom_label l[4] = {
-					{ "pid", pid },
-					{ "command", v[i].comm },
-					{ "kind", procfs_kind_name(g->kind) },
-					{ "path", g->path ? g->path : "" },
+					{"pid", pid},
+					{"command", v[i].comm},
+					{"kind", procfs_kind_name(g->kind)},
+					{"path", g->path ? g->path : ""},
 				};
 
 				if (prom_sample_u64(fp, name, l, 4,
@@ -498,8 +506,9 @@ static int run_once(void *ctx, bool first, FILE *fp)
 			rc = 2;
 			goto out;
 		}
-		if (json_print(fp, top, o->d.watch_ns ? JSON_COMPACT :
-						    JSON_INDENT(2)) < 0) {
+		if (json_print(fp, top,
+			       o->d.watch_ns ? JSON_COMPACT : JSON_INDENT(2)) <
+		    0) {
 			if (errno != EPIPE)
 				msg_error("%s", msg_last());
 			rc = 2;
@@ -521,15 +530,15 @@ out:
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "maps", no_argument, NULL, 'm' },
-		{ "top", required_argument, NULL, 'n' },
+		{"pid", required_argument, NULL, 'p'},
+		{"maps", no_argument, NULL, 'm'},
+		{"top", required_argument, NULL, 'n'},
 		CLI_DATA_LONGOPTS,
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
 	};
-	struct opts o = { .top = 10 };
+	struct opts o = {.top = 10};
 	bool have_top = false;
 	pid_t *pids;
 	size_t npids = 0;

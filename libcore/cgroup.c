@@ -23,62 +23,62 @@
 /* memory.stat keys with a documented unit; others go to "raw". */
 struct stat_key {
 	const char *key;
-	bool bytes;  /* a size (else an event count) */
+	bool bytes; /* a size (else an event count) */
 };
 
 /* cgroup-v2.rst, "memory.stat", in its order. */
 static const struct stat_key v2_stat[] = {
-	{ "anon", true },
-	{ "file", true },
-	{ "kernel", true },
-	{ "kernel_stack", true },
-	{ "pagetables", true },
-	{ "sec_pagetables", true },
-	{ "percpu", true },
-	{ "sock", true },
-	{ "vmalloc", true },
-	{ "shmem", true },
-	{ "zswap", true },
-	{ "zswapped", true },
-	{ "file_mapped", true },
-	{ "file_dirty", true },
-	{ "file_writeback", true },
-	{ "swapcached", true },
-	{ "anon_thp", true },
-	{ "file_thp", true },
-	{ "shmem_thp", true },
-	{ "inactive_anon", true },
-	{ "active_anon", true },
-	{ "inactive_file", true },
-	{ "active_file", true },
-	{ "unevictable", true },
-	{ "slab_reclaimable", true },
-	{ "slab_unreclaimable", true },
-	{ "slab", true },
-	{ "workingset_refault_anon", false },
-	{ "workingset_refault_file", false },
-	{ "workingset_activate_anon", false },
-	{ "workingset_activate_file", false },
-	{ "workingset_restore_anon", false },
-	{ "workingset_restore_file", false },
-	{ "workingset_nodereclaim", false },
-	{ "pgscan", false },
-	{ "pgsteal", false },
-	{ "pgscan_kswapd", false },
-	{ "pgscan_direct", false },
-	{ "pgscan_khugepaged", false },
-	{ "pgsteal_kswapd", false },
-	{ "pgsteal_direct", false },
-	{ "pgsteal_khugepaged", false },
-	{ "pgfault", false },
-	{ "pgmajfault", false },
-	{ "pgrefill", false },
-	{ "pgactivate", false },
-	{ "pgdeactivate", false },
-	{ "pglazyfree", false },
-	{ "pglazyfreed", false },
-	{ "thp_fault_alloc", false },
-	{ "thp_collapse_alloc", false },
+	{"anon", true},
+	{"file", true},
+	{"kernel", true},
+	{"kernel_stack", true},
+	{"pagetables", true},
+	{"sec_pagetables", true},
+	{"percpu", true},
+	{"sock", true},
+	{"vmalloc", true},
+	{"shmem", true},
+	{"zswap", true},
+	{"zswapped", true},
+	{"file_mapped", true},
+	{"file_dirty", true},
+	{"file_writeback", true},
+	{"swapcached", true},
+	{"anon_thp", true},
+	{"file_thp", true},
+	{"shmem_thp", true},
+	{"inactive_anon", true},
+	{"active_anon", true},
+	{"inactive_file", true},
+	{"active_file", true},
+	{"unevictable", true},
+	{"slab_reclaimable", true},
+	{"slab_unreclaimable", true},
+	{"slab", true},
+	{"workingset_refault_anon", false},
+	{"workingset_refault_file", false},
+	{"workingset_activate_anon", false},
+	{"workingset_activate_file", false},
+	{"workingset_restore_anon", false},
+	{"workingset_restore_file", false},
+	{"workingset_nodereclaim", false},
+	{"pgscan", false},
+	{"pgsteal", false},
+	{"pgscan_kswapd", false},
+	{"pgscan_direct", false},
+	{"pgscan_khugepaged", false},
+	{"pgsteal_kswapd", false},
+	{"pgsteal_direct", false},
+	{"pgsteal_khugepaged", false},
+	{"pgfault", false},
+	{"pgmajfault", false},
+	{"pgrefill", false},
+	{"pgactivate", false},
+	{"pgdeactivate", false},
+	{"pglazyfree", false},
+	{"pglazyfreed", false},
+	{"thp_fault_alloc", false},
+	{"thp_collapse_alloc", false},
 };
 
 /*
@@ -87,30 +87,31 @@ static const struct stat_key v2_stat[] = {
  * then "total_" + each local key (the subtree).
  */
 static const struct stat_key v1_stat[] = {
-	{ "cache", true },
-	{ "rss", true },
-	{ "rss_huge", true },
-	{ "shmem", true },
-	{ "mapped_file", true },
-	{ "dirty", true },
-	{ "writeback", true },
-	{ "workingset_refault_anon", false },
-	{ "workingset_refault_file", false },
-	{ "swap", true },
-	{ "swapcached", true },
-	{ "pgpgin", false },
-	{ "pgpgout", false },
-	{ "pgfault", false },
-	{ "pgmajfault", false },
-	{ "inactive_anon", true },
-	{ "active_anon", true },
-	{ "inactive_file", true },
-	{ "active_file", true },
-	{ "unevictable", true },
+	{"cache", true},
+	{"rss", true},
+	{"rss_huge", true},
+	{"shmem", true},
+	{"mapped_file", true},
+	{"dirty", true},
+	{"writeback", true},
+	{"workingset_refault_anon", false},
+	{"workingset_refault_file", false},
+	{"swap", true},
+	{"swapcached", true},
+	{"pgpgin", false},
+	{"pgpgout", false},
+	{"pgfault", false},
+	{"pgmajfault", false},
+	{"inactive_anon", true},
+	{"active_anon", true},
+	{"inactive_file", true},
+	{"active_file", true},
+	{"unevictable", true},
 };
 
 static const char *const v1_hier[] = {
-	"hierarchical_memory_limit", "hierarchical_memsw_limit",
+	"hierarchical_memory_limit",
+	"hierarchical_memsw_limit",
 };
 
 /* memory.events (cgroup-v2.rst), every one a count. */
@@ -124,8 +125,8 @@ static const char *root_of(const char *root)
 }
 
 /* Read DIR/NAME; a missing file is *BUF = NULL and 0 (not an error). */
-static int read_opt(const char *dir, const char *name, char **buf,
-		    char *path, size_t psize)
+static int read_opt(const char *dir, const char *name, char **buf, char *path,
+		    size_t psize)
 {
 	size_t len;
 
@@ -164,8 +165,8 @@ static int read_value(const char *dir, const char *name, bool v1,
 	} else {
 		free(buf);
 		return procfs_error(EINVAL, "cannot parse '%s': %s", path,
-			    v1 ? "expected a number" :
-				 "expected a number or 'max'");
+				    v1 ? "expected a number"
+				       : "expected a number or 'max'");
 	}
 	free(buf);
 	return 0;
@@ -197,7 +198,8 @@ static int read_kv(const char *dir, const char *name, struct cgroup_kv **out,
 		return 0;
 	if (!*buf) {
 		free(buf);
-		return procfs_error(EINVAL, "cannot parse '%s': empty file", path);
+		return procfs_error(EINVAL, "cannot parse '%s': empty file",
+				    path);
 	}
 	for (line = buf; *line; line = nl + 1) {
 		char *sp;
@@ -206,7 +208,7 @@ static int read_kv(const char *dir, const char *name, struct cgroup_kv **out,
 		lineno++;
 		nl = strchr(line, '\n');
 		if (!nl)
-			goto bad;  /* truncated: a last line without newline */
+			goto bad; /* truncated: a last line without newline */
 		*nl = '\0';
 		sp = strchr(line, ' ');
 		if (!sp || sp == line || num_parse_u64(sp + 1, false, &v) < 0)
@@ -232,8 +234,9 @@ static int read_kv(const char *dir, const char *name, struct cgroup_kv **out,
 bad:
 	free(buf);
 	free_kv(kv, cnt);
-	return procfs_error(EINVAL, "cannot parse '%s': line %zu is not 'key value'",
-		    path, lineno);
+	return procfs_error(EINVAL,
+			    "cannot parse '%s': line %zu is not 'key value'",
+			    path, lineno);
 oom:
 	free(buf);
 	free_kv(kv, cnt);
@@ -266,9 +269,12 @@ static int read_psi(const char *dir, struct cgroup_mem *m)
 			p = &m->psi_full;
 		else
 			goto bad;
-		if (sscanf(line, "%7s avg10=%lf avg60=%lf avg300=%lf "
-			   "total=%llu%n", kind, &p->avg10, &p->avg60,
-			   &p->avg300, &total, &pos) != 5 || line[pos])
+		if (sscanf(line,
+			   "%7s avg10=%lf avg60=%lf avg300=%lf "
+			   "total=%llu%n",
+			   kind, &p->avg10, &p->avg60, &p->avg300, &total,
+			   &pos) != 5 ||
+		    line[pos])
 			goto bad;
 		p->total_us = total;
 		p->have = true;
@@ -327,9 +333,9 @@ static int read_v1(struct cgroup_mem *m)
 	/* memsw counts memory + swap (cgroup-v1/memory.rst 2.4). */
 	if (memsw.have && m->usage.have) {
 		m->swap_usage.have = true;
-		m->swap_usage.bytes = memsw.bytes > m->usage.bytes ?
-					      memsw.bytes - m->usage.bytes :
-					      0;
+		m->swap_usage.bytes = memsw.bytes > m->usage.bytes
+					      ? memsw.bytes - m->usage.bytes
+					      : 0;
 	}
 	return 0;
 }
@@ -347,15 +353,17 @@ static int read_dir(struct cgroup_mem *m)
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode))
-		return procfs_error(ENOTDIR, "not a cgroup '%s': not a directory",
-			    m->dir);
+		return procfs_error(
+			ENOTDIR, "not a cgroup '%s': not a directory", m->dir);
 	if (file_exists(m->dir, "memory.usage_in_bytes"))
 		return read_v1(m);
 	if (file_exists(m->dir, "memory.current") ||
 	    file_exists(m->dir, "memory.stat"))
 		return read_v2(m);
-	return procfs_error(EINVAL, "not a memory cgroup '%s': no memory.current, "
-		    "memory.stat or memory.usage_in_bytes", m->dir);
+	return procfs_error(EINVAL,
+			    "not a memory cgroup '%s': no memory.current, "
+			    "memory.stat or memory.usage_in_bytes",
+			    m->dir);
 }
 
 void cgroup_mem_free(struct cgroup_mem *m)
@@ -382,14 +390,15 @@ int cgroup_read_dir(const char *root, const char *dir, struct cgroup_mem *out)
 	return 0;
 }
 
-/* Undo mountinfo's octal escapes (\040 space, \011 tab, \012, \134) in place. */
+/* Undo mountinfo's octal escapes (\040 space, \011 tab, \012, \134) in place.
+ */
 static void unescape(char *s)
 {
 	char *w = s;
 
 	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
 			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
 				      (s[3] - '0'));
 			s += 3;
@@ -443,7 +452,7 @@ static int find_mount(const char *root, const char *mountinfo, bool v2,
 			continue;
 		*sep = '\0';
 		fstype = strtok_r(sep + 3, " ", &save);
-		(void)strtok_r(NULL, " ", &save);  /* source */
+		(void)strtok_r(NULL, " ", &save); /* source */
 		super = strtok_r(NULL, " ", &save);
 		save = NULL;
 		for (i = 0; i < 6; i++) {
@@ -453,9 +462,9 @@ static int find_mount(const char *root, const char *mountinfo, bool v2,
 		}
 		if (i < 5 || !fstype)
 			continue;
-		if (v2 ? strcmp(fstype, "cgroup2") != 0 :
-			 strcmp(fstype, "cgroup") != 0 ||
-				 !has_option(super, "memory"))
+		if (v2 ? strcmp(fstype, "cgroup2") != 0
+		       : strcmp(fstype, "cgroup") != 0 ||
+				    !has_option(super, "memory"))
 			continue;
 		unescape(f[3]);
 		unescape(f[4]);
@@ -494,8 +503,7 @@ int cgroup_read_pid(const char *root, pid_t pid, struct cgroup_mem *out)
 	else
 		snprintf(who, sizeof(who), "self");
 	snprintf(path, sizeof(path), "%s/proc/%s/cgroup", root_of(root), who);
-	snprintf(mpath, sizeof(mpath), "%s/proc/self/mountinfo",
-		 root_of(root));
+	snprintf(mpath, sizeof(mpath), "%s/proc/self/mountinfo", root_of(root));
 	if (procfs_read_file(path, &cg, &len) < 0) {
 		if (errno == ENOENT && pid && !procfs_pid_exists(root, pid))
 			procfs_error(ENOENT, "no such process '%d'", (int)pid);
@@ -508,15 +516,18 @@ int cgroup_read_pid(const char *root, pid_t pid, struct cgroup_mem *out)
 
 		nl = strchr(line, '\n');
 		if (!nl) {
-			procfs_error(EINVAL, "cannot parse '%s': truncated line", path);
+			procfs_error(EINVAL,
+				     "cannot parse '%s': truncated line", path);
 			goto out;
 		}
 		*nl = '\0';
 		c1 = strchr(line, ':');
 		c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		if (!c2 || c2[1] != '/') {
-			procfs_error(EINVAL, "cannot parse '%s': line is not "
-			     "'id:controllers:path'", path);
+			procfs_error(EINVAL,
+				     "cannot parse '%s': line is not "
+				     "'id:controllers:path'",
+				     path);
 			goto out;
 		}
 		*c1 = *c2 = '\0';
@@ -559,8 +570,8 @@ int cgroup_read_pid(const char *root, pid_t pid, struct cgroup_mem *out)
 		}
 	}
 	procfs_error(ENOENT, "no memory cgroup for process '%s': %s", who,
-	     v1path || v2path ? "its cgroup is not mounted here" :
-				"no memory controller");
+		     v1path || v2path ? "its cgroup is not mounted here"
+				      : "no memory controller");
 out:
 	free(cg);
 	free(mi);
@@ -614,7 +625,7 @@ static const struct stat_key *known_stat(const struct cgroup_mem *m,
 {
 	const struct stat_key *t = m->version == 1 ? v1_stat : v2_stat;
 	size_t n = m->version == 1 ? ARRAY_SIZE(v1_stat) : ARRAY_SIZE(v2_stat);
-	static const struct stat_key hier = { "hierarchical", true };
+	static const struct stat_key hier = {"hierarchical", true};
 	size_t i;
 
 	if (m->version == 1) {
@@ -630,8 +641,8 @@ static const struct stat_key *known_stat(const struct cgroup_mem *m,
 	return NULL;
 }
 
-static void set_stat(json_t *obj, const struct cgroup_mem *m,
-		     const char *key, bool bytes)
+static void set_stat(json_t *obj, const struct cgroup_mem *m, const char *key,
+		     bool bytes)
 {
 	char name[96];
 	uint64_t v = 0;
@@ -674,8 +685,7 @@ static json_t *raw_json(const struct cgroup_mem *m)
 	return o;
 }
 
-static bool event_get(const struct cgroup_mem *m, const char *key,
-		      uint64_t *v)
+static bool event_get(const struct cgroup_mem *m, const char *key, uint64_t *v)
 {
 	size_t i;
 
@@ -702,7 +712,7 @@ static json_t *events_json(const struct cgroup_mem *m)
 		json_set(o, name, json_u64_or_null(have, v));
 	}
 	if (m->version == 1)
-		return o;  /* oom_control's other keys are flags, not events */
+		return o; /* oom_control's other keys are flags, not events */
 	/* A newer kernel's events are counts too: keep them. */
 	for (i = 0; i < m->nevents; i++) {
 		for (j = 0; j < ARRAY_SIZE(event_keys); j++)
@@ -736,7 +746,8 @@ static void value_json(json_t *obj, const char *name,
 	char key[64];
 
 	snprintf(key, sizeof(key), "%s_bytes", name);
-	json_set(obj, key, json_u64_or_null(v->have && !v->unlimited, v->bytes));
+	json_set(obj, key,
+		 json_u64_or_null(v->have && !v->unlimited, v->bytes));
 	if (!flag)
 		return;
 	snprintf(key, sizeof(key), "%s_unlimited", name);
@@ -814,18 +825,18 @@ static int prom_stat(FILE *fp, const struct cgroup_mem *m,
 	size_t i;
 
 	prom_name(name, sizeof(name),
-		  bytes ? "cgroup_memory_stat_bytes" :
-			  "cgroup_memory_stat_events_total");
+		  bytes ? "cgroup_memory_stat_bytes"
+			: "cgroup_memory_stat_events_total");
 	for (i = 0; i < m->nstat; i++) {
 		const struct stat_key *k = known_stat(m, m->stat[i].key);
-		struct prom_label l[2] = { cl[0], { "key", m->stat[i].key } };
+		struct prom_label l[2] = {cl[0], {"key", m->stat[i].key}};
 
 		if (!k || k->bytes != bytes)
 			continue;
 		if (!header &&
 		    prom_family(fp, name, bytes ? PROM_GAUGE : PROM_COUNTER,
-				bytes ? "Sizes from memory.stat, by key." :
-					"Event counts from memory.stat, by "
+				bytes ? "Sizes from memory.stat, by key."
+				      : "Event counts from memory.stat, by "
 					"key.") < 0)
 			return -1;
 		header = true;
@@ -837,9 +848,9 @@ static int prom_stat(FILE *fp, const struct cgroup_mem *m,
 
 int cgroup_prom(FILE *fp, const struct cgroup_mem *m)
 {
-	struct prom_label cl[1] = { { "cgroup", m->path ? m->path : m->dir } };
-	const struct cgroup_psi *psi[2] = { &m->psi_some, &m->psi_full };
-	static const char *const kinds[2] = { "some", "full" };
+	struct prom_label cl[1] = {{"cgroup", m->path ? m->path : m->dir}};
+	const struct cgroup_psi *psi[2] = {&m->psi_some, &m->psi_full};
+	static const char *const kinds[2] = {"some", "full"};
 	char name[PROM_NAME_MAX];
 	uint64_t ws = 0, v = 0;
 	bool have_ws = cgroup_working_set(m, &ws, NULL);
@@ -853,7 +864,8 @@ int cgroup_prom(FILE *fp, const struct cgroup_mem *m)
 	    prom_one(fp, cl, "cgroup_memory_limit_bytes", PROM_GAUGE,
 		     "Hard limit (memory.max, memory.limit_in_bytes); absent "
 		     "when unlimited.",
-		     m->limit.have && !m->limit.unlimited, m->limit.bytes) < 0 ||
+		     m->limit.have && !m->limit.unlimited,
+		     m->limit.bytes) < 0 ||
 	    prom_one(fp, cl, "cgroup_memory_high_bytes", PROM_GAUGE,
 		     "Throttling limit memory.high; absent when unlimited.",
 		     m->high.have && !m->high.unlimited, m->high.bytes) < 0 ||
@@ -877,14 +889,14 @@ int cgroup_prom(FILE *fp, const struct cgroup_mem *m)
 	prom_name(name, sizeof(name), "cgroup_memory_events_total");
 	header = false;
 	for (i = 0; i < ARRAY_SIZE(event_keys); i++) {
-		struct prom_label l[2] = { cl[0], { "event", event_keys[i] } };
+		struct prom_label l[2] = {cl[0], {"event", event_keys[i]}};
 
 		if (!event_get(m, event_keys[i], &v))
 			continue;
-		if (!header && prom_family(fp, name, PROM_COUNTER,
-					   "memory.events counters (v1: "
-					   "oom_kill of memory.oom_control).") <
-				       0)
+		if (!header &&
+		    prom_family(fp, name, PROM_COUNTER,
+				"memory.events counters (v1: "
+				"oom_kill of memory.oom_control).") < 0)
 			return -1;
 		header = true;
 		if (prom_sample_u64(fp, name, l, 2, v) < 0)
@@ -899,7 +911,7 @@ int cgroup_prom(FILE *fp, const struct cgroup_mem *m)
 			"the window).") < 0)
 		return -1;
 	for (k = 0; k < 2; k++) {
-		static const char *const win[3] = { "10s", "60s", "300s" };
+		static const char *const win[3] = {"10s", "60s", "300s"};
 		double avg[3];
 
 		if (!psi[k]->have)
@@ -908,20 +920,21 @@ int cgroup_prom(FILE *fp, const struct cgroup_mem *m)
 		avg[1] = psi[k]->avg60;
 		avg[2] = psi[k]->avg300;
 		for (i = 0; i < 3; i++) {
-			struct prom_label l[3] = { cl[0], { "kind", kinds[k] },
-						   { "window", win[i] } };
+			struct prom_label l[3] = {
+				cl[0], {"kind", kinds[k]}, {"window", win[i]}};
 
-			if (prom_sample_double(fp, name, l, 3,
-					       avg[i] / 100.0) < 0)
+			if (prom_sample_double(fp, name, l, 3, avg[i] / 100.0) <
+			    0)
 				return -1;
 		}
 	}
-	prom_name(name, sizeof(name), "cgroup_memory_pressure_stall_seconds_total");
+	prom_name(name, sizeof(name),
+		  "cgroup_memory_pressure_stall_seconds_total");
 	if (prom_family(fp, name, PROM_COUNTER,
 			"Total time stalled on memory (PSI total).") < 0)
 		return -1;
 	for (k = 0; k < 2; k++) {
-		struct prom_label l[2] = { cl[0], { "kind", kinds[k] } };
+		struct prom_label l[2] = {cl[0], {"kind", kinds[k]}};
 
 		if (psi[k]->have &&
 		    prom_sample_double(fp, name, l, 2,

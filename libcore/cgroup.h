@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* cgroup memory: find a process's memory cgroup (v2, v1, hybrid) and read it. */
+/* cgroup memory: find a process's memory cgroup (v2, v1, hybrid) and read it.
+ */
 #ifndef PALLOC_CGROUP_H
 #define PALLOC_CGROUP_H
 
@@ -41,8 +42,8 @@
 
 /* A single-value file: memory.current, memory.max, ... */
 struct cgroup_value {
-	bool have;       /* the file exists and parsed */
-	bool unlimited;  /* "max" or v1's unlimited sentinel; bytes is 0 */
+	bool have;	/* the file exists and parsed */
+	bool unlimited; /* "max" or v1's unlimited sentinel; bytes is 0 */
 	uint64_t bytes;
 };
 
@@ -55,29 +56,30 @@ struct cgroup_kv {
 /* One line of memory.pressure: "some|full avg10= avg60= avg300= total=". */
 struct cgroup_psi {
 	bool have;
-	double avg10, avg60, avg300;  /* percent, as the kernel prints */
-	uint64_t total_us;            /* stall time, microseconds */
+	double avg10, avg60, avg300; /* percent, as the kernel prints */
+	uint64_t total_us;	     /* stall time, microseconds */
 };
 
 struct cgroup_mem {
-	int version;            /* 1 or 2 */
-	char *path;             /* as in /proc/PID/cgroup; NULL if a dir was
-				   given */
-	char *dir;              /* the directory read (ROOT prefix included) */
-	struct cgroup_value usage;      /* v2 memory.current, v1 usage_in_bytes */
-	struct cgroup_value limit;      /* memory.max, limit_in_bytes */
-	struct cgroup_value high;       /* memory.high (v2) */
-	struct cgroup_value low;        /* memory.low (v2) */
-	struct cgroup_value min;        /* memory.min (v2) */
-	struct cgroup_value peak;       /* memory.peak, max_usage_in_bytes */
-	struct cgroup_value swap_usage; /* memory.swap.current; v1 memsw - usage */
+	int version; /* 1 or 2 */
+	char *path;  /* as in /proc/PID/cgroup; NULL if a dir was
+			given */
+	char *dir;   /* the directory read (ROOT prefix included) */
+	struct cgroup_value usage; /* v2 memory.current, v1 usage_in_bytes */
+	struct cgroup_value limit; /* memory.max, limit_in_bytes */
+	struct cgroup_value high;  /* memory.high (v2) */
+	struct cgroup_value low;   /* memory.low (v2) */
+	struct cgroup_value min;   /* memory.min (v2) */
+	struct cgroup_value peak;  /* memory.peak, max_usage_in_bytes */
+	struct cgroup_value
+		swap_usage; /* memory.swap.current; v1 memsw - usage */
 	struct cgroup_value swap_limit; /* memory.swap.max (v2) */
-	struct cgroup_value failcnt;    /* v1 memory.failcnt (a count) */
-	struct cgroup_kv *stat;         /* memory.stat */
+	struct cgroup_value failcnt;	/* v1 memory.failcnt (a count) */
+	struct cgroup_kv *stat;		/* memory.stat */
 	size_t nstat;
-	struct cgroup_kv *events;       /* v2 memory.events; v1 oom_control */
+	struct cgroup_kv *events; /* v2 memory.events; v1 oom_control */
 	size_t nevents;
-	struct cgroup_psi psi_some, psi_full;  /* memory.pressure (v2) */
+	struct cgroup_psi psi_some, psi_full; /* memory.pressure (v2) */
 };
 
 /*

@@ -36,13 +36,17 @@ bool cli_data_opt(struct cli_data *d, int c, const char *arg)
 	case 'w':
 		if (num_parse_seconds(arg, &d->watch_ns) < 0 ||
 		    d->watch_ns == 0)
-			msg_usage(2, "invalid --watch '%s': want seconds "
-				  "above 0", arg);
+			msg_usage(2,
+				  "invalid --watch '%s': want seconds "
+				  "above 0",
+				  arg);
 		return true;
 	case 'c':
 		if (num_parse_u64(arg, false, &d->count) < 0 || d->count == 0)
-			msg_usage(2, "invalid --count '%s': want a number "
-				  "above 0", arg);
+			msg_usage(2,
+				  "invalid --count '%s': want a number "
+				  "above 0",
+				  arg);
 		d->have_count = true;
 		return true;
 	case CLI_OPT_SYSROOT:
@@ -95,8 +99,8 @@ const char *cli_human(char *buf, size_t size, uint64_t bytes)
 int cli_watch(cli_sample_fn *sample, void *ctx, uint64_t interval_ns,
 	      uint64_t count)
 {
-	struct timespec ts = { (time_t)(interval_ns / 1000000000u),
-			       (long)(interval_ns % 1000000000u) };
+	struct timespec ts = {(time_t)(interval_ns / 1000000000u),
+			      (long)(interval_ns % 1000000000u)};
 	uint64_t done = 0;
 	int rc;
 

@@ -21,27 +21,30 @@
  * A command's own long-only options are numbered from CLI_OPT_NEXT.
  */
 enum {
-	CLI_OPT_JSON = 0x100,  /* above CHAR_MAX, as STYLE.md section 5 asks */
+	CLI_OPT_JSON = 0x100, /* above CHAR_MAX, as STYLE.md section 5 asks */
 	CLI_OPT_PROM,
 	CLI_OPT_SYSROOT,
 	CLI_OPT_NEXT,
 };
 
-#define CLI_DATA_LONGOPTS                                             \
-	{ "json", no_argument, NULL, CLI_OPT_JSON },                  \
-	{ "prom", no_argument, NULL, CLI_OPT_PROM },                  \
-	{ "watch", required_argument, NULL, 'w' },                    \
-	{ "count", required_argument, NULL, 'c' },                    \
-	{ "sysroot", required_argument, NULL, CLI_OPT_SYSROOT },      \
+/* A table, which clang-format would indent as code. */
+/* clang-format off */
+#define CLI_DATA_LONGOPTS                                                      \
+	{ "json", no_argument, NULL, CLI_OPT_JSON },                           \
+	{ "prom", no_argument, NULL, CLI_OPT_PROM },                           \
+	{ "watch", required_argument, NULL, 'w' },                             \
+	{ "count", required_argument, NULL, 'c' },                             \
+	{ "sysroot", required_argument, NULL, CLI_OPT_SYSROOT },               \
 	{ "output", required_argument, NULL, 'o' }
+/* clang-format on */
 
 struct cli_data {
 	bool json, prom;
-	uint64_t watch_ns;    /* 0: no --watch */
-	uint64_t count;       /* --count; 0: no limit */
+	uint64_t watch_ns; /* 0: no --watch */
+	uint64_t count;	   /* --count; 0: no limit */
 	bool have_count;
-	const char *root;     /* --sysroot, "" by default */
-	const char *output;   /* -o, NULL: stdout */
+	const char *root;   /* --sysroot, "" by default */
+	const char *output; /* -o, NULL: stdout */
 };
 
 /* Initialise D to the defaults. */

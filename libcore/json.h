@@ -92,9 +92,9 @@ bool json_failed(void);
 
 /*
  * Write VALUE to FP with jansson's FLAGS (JSON_INDENT(2) for people,
- * JSON_COMPACT for one line of NDJSON), then a newline, and flush. Returns 0, or -1 with
- * msg_set() saying "write error" and errno's reason. Does not take the
- * reference. Keys keep their insertion order (JSON_PRESERVE_ORDER is
+ * JSON_COMPACT for one line of NDJSON), then a newline, and flush. Returns 0,
+ * or -1 with msg_set() saying "write error" and errno's reason. Does not take
+ * the reference. Keys keep their insertion order (JSON_PRESERVE_ORDER is
  * implied by jansson >= 2.8 and passed anyway for older documentation).
  */
 int json_print(FILE *fp, const json_t *value, size_t flags);

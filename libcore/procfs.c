@@ -16,30 +16,29 @@ static const struct {
 	const char *kernel;
 	const char *json;
 } fields[PROCFS_NFIELDS] = {
-	[PROCFS_RSS] = { "Rss", "rss_bytes" },
-	[PROCFS_PSS] = { "Pss", "pss_bytes" },
-	[PROCFS_PSS_DIRTY] = { "Pss_Dirty", "pss_dirty_bytes" },
-	[PROCFS_PSS_ANON] = { "Pss_Anon", "pss_anon_bytes" },
-	[PROCFS_PSS_FILE] = { "Pss_File", "pss_file_bytes" },
-	[PROCFS_PSS_SHMEM] = { "Pss_Shmem", "pss_shmem_bytes" },
-	[PROCFS_SHARED_CLEAN] = { "Shared_Clean", "shared_clean_bytes" },
-	[PROCFS_SHARED_DIRTY] = { "Shared_Dirty", "shared_dirty_bytes" },
-	[PROCFS_PRIVATE_CLEAN] = { "Private_Clean", "private_clean_bytes" },
-	[PROCFS_PRIVATE_DIRTY] = { "Private_Dirty", "private_dirty_bytes" },
-	[PROCFS_REFERENCED] = { "Referenced", "referenced_bytes" },
-	[PROCFS_ANONYMOUS] = { "Anonymous", "anonymous_bytes" },
-	[PROCFS_KSM] = { "KSM", "ksm_bytes" },
-	[PROCFS_LAZY_FREE] = { "LazyFree", "lazy_free_bytes" },
-	[PROCFS_ANON_HUGE_PAGES] = { "AnonHugePages", "anon_huge_pages_bytes" },
-	[PROCFS_SHMEM_PMD_MAPPED] = { "ShmemPmdMapped",
-				      "shmem_pmd_mapped_bytes" },
-	[PROCFS_FILE_PMD_MAPPED] = { "FilePmdMapped", "file_pmd_mapped_bytes" },
-	[PROCFS_SHARED_HUGETLB] = { "Shared_Hugetlb", "shared_hugetlb_bytes" },
-	[PROCFS_PRIVATE_HUGETLB] = { "Private_Hugetlb",
-				     "private_hugetlb_bytes" },
-	[PROCFS_SWAP] = { "Swap", "swap_bytes" },
-	[PROCFS_SWAP_PSS] = { "SwapPss", "swap_pss_bytes" },
-	[PROCFS_LOCKED] = { "Locked", "locked_bytes" },
+	[PROCFS_RSS] = {"Rss", "rss_bytes"},
+	[PROCFS_PSS] = {"Pss", "pss_bytes"},
+	[PROCFS_PSS_DIRTY] = {"Pss_Dirty", "pss_dirty_bytes"},
+	[PROCFS_PSS_ANON] = {"Pss_Anon", "pss_anon_bytes"},
+	[PROCFS_PSS_FILE] = {"Pss_File", "pss_file_bytes"},
+	[PROCFS_PSS_SHMEM] = {"Pss_Shmem", "pss_shmem_bytes"},
+	[PROCFS_SHARED_CLEAN] = {"Shared_Clean", "shared_clean_bytes"},
+	[PROCFS_SHARED_DIRTY] = {"Shared_Dirty", "shared_dirty_bytes"},
+	[PROCFS_PRIVATE_CLEAN] = {"Private_Clean", "private_clean_bytes"},
+	[PROCFS_PRIVATE_DIRTY] = {"Private_Dirty", "private_dirty_bytes"},
+	[PROCFS_REFERENCED] = {"Referenced", "referenced_bytes"},
+	[PROCFS_ANONYMOUS] = {"Anonymous", "anonymous_bytes"},
+	[PROCFS_KSM] = {"KSM", "ksm_bytes"},
+	[PROCFS_LAZY_FREE] = {"LazyFree", "lazy_free_bytes"},
+	[PROCFS_ANON_HUGE_PAGES] = {"AnonHugePages", "anon_huge_pages_bytes"},
+	[PROCFS_SHMEM_PMD_MAPPED] = {"ShmemPmdMapped",
+				     "shmem_pmd_mapped_bytes"},
+	[PROCFS_FILE_PMD_MAPPED] = {"FilePmdMapped", "file_pmd_mapped_bytes"},
+	[PROCFS_SHARED_HUGETLB] = {"Shared_Hugetlb", "shared_hugetlb_bytes"},
+	[PROCFS_PRIVATE_HUGETLB] = {"Private_Hugetlb", "private_hugetlb_bytes"},
+	[PROCFS_SWAP] = {"Swap", "swap_bytes"},
+	[PROCFS_SWAP_PSS] = {"SwapPss", "swap_pss_bytes"},
+	[PROCFS_LOCKED] = {"Locked", "locked_bytes"},
 };
 
 /*
@@ -48,27 +47,29 @@ static const struct {
  * neither summed nor reported as unknown.
  */
 static const char *const ignored_fields[] = {
-	"Size", "KernelPageSize", "MMUPageSize",
+	"Size",
+	"KernelPageSize",
+	"MMUPageSize",
 };
 
 static const struct {
 	const char *kernel;
 	const char *json;
 } status_fields[PROCFS_ST_NFIELDS] = {
-	[PROCFS_ST_VM_PEAK] = { "VmPeak", "vm_peak_bytes" },
-	[PROCFS_ST_VM_SIZE] = { "VmSize", "vm_size_bytes" },
-	[PROCFS_ST_VM_HWM] = { "VmHWM", "vm_hwm_bytes" },
-	[PROCFS_ST_VM_RSS] = { "VmRSS", "vm_rss_bytes" },
-	[PROCFS_ST_RSS_ANON] = { "RssAnon", "rss_anon_bytes" },
-	[PROCFS_ST_RSS_FILE] = { "RssFile", "rss_file_bytes" },
-	[PROCFS_ST_RSS_SHMEM] = { "RssShmem", "rss_shmem_bytes" },
-	[PROCFS_ST_VM_SWAP] = { "VmSwap", "vm_swap_bytes" },
+	[PROCFS_ST_VM_PEAK] = {"VmPeak", "vm_peak_bytes"},
+	[PROCFS_ST_VM_SIZE] = {"VmSize", "vm_size_bytes"},
+	[PROCFS_ST_VM_HWM] = {"VmHWM", "vm_hwm_bytes"},
+	[PROCFS_ST_VM_RSS] = {"VmRSS", "vm_rss_bytes"},
+	[PROCFS_ST_RSS_ANON] = {"RssAnon", "rss_anon_bytes"},
+	[PROCFS_ST_RSS_FILE] = {"RssFile", "rss_file_bytes"},
+	[PROCFS_ST_RSS_SHMEM] = {"RssShmem", "rss_shmem_bytes"},
+	[PROCFS_ST_VM_SWAP] = {"VmSwap", "vm_swap_bytes"},
 };
 
 static const char *const kind_names[] = {
-	[PROCFS_KIND_HEAP] = "heap",   [PROCFS_KIND_STACK] = "stack",
-	[PROCFS_KIND_ANON] = "anon",   [PROCFS_KIND_SHMEM] = "shmem",
-	[PROCFS_KIND_FILE] = "file",   [PROCFS_KIND_SPECIAL] = "special",
+	[PROCFS_KIND_HEAP] = "heap", [PROCFS_KIND_STACK] = "stack",
+	[PROCFS_KIND_ANON] = "anon", [PROCFS_KIND_SHMEM] = "shmem",
+	[PROCFS_KIND_FILE] = "file", [PROCFS_KIND_SPECIAL] = "special",
 };
 
 const char *procfs_field_kernel_name(enum procfs_field field)
@@ -192,8 +193,10 @@ static int read_pid_file(const char *root, pid_t pid, const char *name,
 	if (e == ENOENT && !procfs_pid_exists(root, pid))
 		return procfs_error(ENOENT, "no such process '%d'", (int)pid);
 	if (e == ESRCH)
-		return procfs_error(ESRCH, "cannot read process '%d': it exited or "
-			    "has no user memory", (int)pid);
+		return procfs_error(ESRCH,
+				    "cannot read process '%d': it exited or "
+				    "has no user memory",
+				    (int)pid);
 	errno = e;
 	return -1;
 }
@@ -342,8 +345,8 @@ static bool parse_header(const char *line, struct procfs_mapping *m,
 	int pos = 0;
 	const char *rest, *eol;
 
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &start, &end,
-		   perms, &off, &maj, &min, &ino, &pos) != 7 ||
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &start, &end, perms,
+		   &off, &maj, &min, &ino, &pos) != 7 ||
 	    strlen(perms) != 4 || end < start)
 		return false;
 	m->start = start;
@@ -381,10 +384,10 @@ static enum procfs_kind classify(const struct procfs_mapping *m,
 		return PROCFS_KIND_HEAP;
 	if (p && strncmp(p, "[stack", 6) == 0)
 		return PROCFS_KIND_STACK;
-	if (p && (strncmp(p, "/SYSV", 5) == 0 ||
-		  strncmp(p, "/memfd:", 7) == 0 ||
-		  strncmp(p, "/dev/shm/", 9) == 0 ||
-		  strncmp(p, "/dev/zero", 9) == 0))
+	if (p &&
+	    (strncmp(p, "/SYSV", 5) == 0 || strncmp(p, "/memfd:", 7) == 0 ||
+	     strncmp(p, "/dev/shm/", 9) == 0 ||
+	     strncmp(p, "/dev/zero", 9) == 0))
 		return PROCFS_KIND_SHMEM;
 	if (p && p[0] == '/')
 		return PROCFS_KIND_FILE;
@@ -451,7 +454,8 @@ static int parse_smaps(const char *path, const char *buf,
 		case -1:
 			goto oom;
 		case 0:
-			/* Non-kB fields: THPeligible, VmFlags, ProtectionKey. */
+			/* Non-kB fields: THPeligible, VmFlags, ProtectionKey.
+			 */
 			if (bad)
 				goto bad;
 			break;
@@ -461,8 +465,10 @@ static int parse_smaps(const char *path, const char *buf,
 	}
 	if (out->n == 0) {
 		procfs_smaps_free(out);
-		return procfs_error(ESRCH, "no memory mappings in '%s' (the process "
-			    "exited or is a kernel thread)", path);
+		return procfs_error(ESRCH,
+				    "no memory mappings in '%s' (the process "
+				    "exited or is a kernel thread)",
+				    path);
 	}
 	for (size_t i = 0; i < out->n; i++)
 		out->maps[i].kind =
@@ -471,7 +477,7 @@ static int parse_smaps(const char *path, const char *buf,
 bad:
 	procfs_smaps_free(out);
 	return procfs_error(EINVAL, "cannot parse '%s': line %zu is not smaps",
-		    path, lineno);
+			    path, lineno);
 oom:
 	procfs_smaps_free(out);
 	return procfs_error(ENOMEM, "cannot read '%s': out of memory", path);
@@ -507,15 +513,16 @@ static int sum_smaps(struct procfs_smaps *s, struct procfs_usage *out)
 		out->have |= u->have;
 		for (j = 0; j < u->nraw; j++) {
 			for (k = 0; k < out->nraw; k++)
-				if (strcmp(out->raw[k].name,
-					   u->raw[j].name) == 0)
+				if (strcmp(out->raw[k].name, u->raw[j].name) ==
+				    0)
 					break;
 			if (k == out->nraw) {
 				struct procfs_raw *nr = realloc(
 					out->raw, (k + 1) * sizeof(*nr));
 
 				if (!nr)
-					return procfs_error(ENOMEM, "out of memory");
+					return procfs_error(ENOMEM,
+							    "out of memory");
 				out->raw = nr;
 				nr[k] = u->raw[j];
 				nr[k].bytes = 0;
@@ -562,7 +569,8 @@ int procfs_read_rollup(const char *root, pid_t pid, struct procfs_usage *out,
 	}
 	if (len == 0) {
 		free(buf);
-		return procfs_error(EINVAL, "cannot parse '%s': empty file", path);
+		return procfs_error(EINVAL, "cannot parse '%s': empty file",
+				    path);
 	}
 	for (line = buf; *line; line = next_line(line)) {
 		size_t nlen;
@@ -581,8 +589,9 @@ int procfs_read_rollup(const char *root, pid_t pid, struct procfs_usage *out,
 		if (r < 0) {
 			free(buf);
 			procfs_usage_free(out);
-			return procfs_error(ENOMEM, "cannot read '%s': out of memory",
-				    path);
+			return procfs_error(ENOMEM,
+					    "cannot read '%s': out of memory",
+					    path);
 		}
 		if (r == 0 && bad)
 			goto bad;
@@ -590,21 +599,25 @@ int procfs_read_rollup(const char *root, pid_t pid, struct procfs_usage *out,
 	free(buf);
 	if (!seen_header) {
 		procfs_usage_free(out);
-		return procfs_error(EINVAL, "cannot parse '%s': no [rollup] header",
-			    path);
+		return procfs_error(
+			EINVAL, "cannot parse '%s': no [rollup] header", path);
 	}
 check:
 	if (!procfs_has(out, PROCFS_RSS) || !procfs_has(out, PROCFS_PSS)) {
 		procfs_usage_free(out);
-		return procfs_error(EINVAL, "cannot parse '%s': no Rss or Pss line "
-			    "(truncated file?)", path);
+		return procfs_error(EINVAL,
+				    "cannot parse '%s': no Rss or Pss line "
+				    "(truncated file?)",
+				    path);
 	}
 	return 0;
 bad:
 	free(buf);
 	procfs_usage_free(out);
-	return procfs_error(EINVAL, "cannot parse '%s': line %zu is not "
-		    "'Name: N kB'", path, lineno);
+	return procfs_error(EINVAL,
+			    "cannot parse '%s': line %zu is not "
+			    "'Name: N kB'",
+			    path, lineno);
 }
 
 int procfs_read_status(const char *root, pid_t pid, struct procfs_status *out)
@@ -645,15 +658,19 @@ int procfs_read_status(const char *root, pid_t pid, struct procfs_status *out)
 			    strncmp(status_fields[i].kernel, line, nlen) != 0)
 				continue;
 			if (!skip_spaces(&p) || !parse_u64(&p, &kb) ||
-			    strncmp(p, " kB", 3) != 0 || kb > UINT64_MAX / 1024) {
+			    strncmp(p, " kB", 3) != 0 ||
+			    kb > UINT64_MAX / 1024) {
 				char path[PATH_MAX];
 
 				free(buf);
-				snprintf(path, sizeof(path), "%s/proc/%d/status",
-					 root_of(root), (int)pid);
-				return procfs_error(EINVAL, "cannot parse '%s': bad "
-					    "%s line", path,
-					    status_fields[i].kernel);
+				snprintf(path, sizeof(path),
+					 "%s/proc/%d/status", root_of(root),
+					 (int)pid);
+				return procfs_error(EINVAL,
+						    "cannot parse '%s': bad "
+						    "%s line",
+						    path,
+						    status_fields[i].kernel);
 			}
 			out->v[i] = kb * 1024;
 			out->have |= 1u << i;
@@ -737,8 +754,10 @@ int procfs_list_pids(const char *root, pid_t **pids, size_t *n)
 			if (!nv) {
 				free(v);
 				closedir(dir);
-				return procfs_error(ENOMEM, "cannot read '%s': out of "
-					    "memory", path);
+				return procfs_error(ENOMEM,
+						    "cannot read '%s': out of "
+						    "memory",
+						    path);
 			}
 			v = nv;
 		}

@@ -70,12 +70,11 @@ struct procfs_raw {
 struct procfs_usage {
 	uint64_t v[PROCFS_NFIELDS];
 	uint32_t have;
-	struct procfs_raw *raw;  /* unknown kB fields, file order; owned */
+	struct procfs_raw *raw; /* unknown kB fields, file order; owned */
 	size_t nraw;
 };
 
-static inline bool procfs_has(const struct procfs_usage *u,
-			      enum procfs_field f)
+static inline bool procfs_has(const struct procfs_usage *u, enum procfs_field f)
 {
 	return (u->have & (1u << f)) != 0;
 }
@@ -115,17 +114,17 @@ enum procfs_kind {
 const char *procfs_kind_name(enum procfs_kind kind);
 
 struct procfs_mapping {
-	uint64_t start, end;     /* addresses, end exclusive */
-	uint64_t offset;         /* file offset */
+	uint64_t start, end; /* addresses, end exclusive */
+	uint64_t offset;     /* file offset */
 	uint64_t inode;
-	char perms[5];           /* "rw-p" */
-	char *path;              /* NULL when anonymous; owned */
+	char perms[5]; /* "rw-p" */
+	char *path;    /* NULL when anonymous; owned */
 	enum procfs_kind kind;
 	struct procfs_usage usage;
 };
 
 struct procfs_smaps {
-	struct procfs_mapping *maps;  /* address order, as the kernel lists */
+	struct procfs_mapping *maps; /* address order, as the kernel lists */
 	size_t n;
 };
 
@@ -153,9 +152,9 @@ enum procfs_status_field {
 };
 
 struct procfs_status {
-	char name[64];    /* Name: (comm, escaped by the kernel) */
-	char state;       /* 'R', 'S', 'Z', ... or 0 */
-	bool kthread;     /* no VmSize: line (kernel threads have no mm) */
+	char name[64]; /* Name: (comm, escaped by the kernel) */
+	char state;    /* 'R', 'S', 'Z', ... or 0 */
+	bool kthread;  /* no VmSize: line (kernel threads have no mm) */
 	uint64_t v[PROCFS_ST_NFIELDS];
 	uint32_t have;
 };

@@ -48,8 +48,7 @@ int prom_escape(FILE *fp, const char *s, bool label)
 	return check(fp);
 }
 
-int prom_family(FILE *fp, const char *name, const char *type,
-		const char *help)
+int prom_family(FILE *fp, const char *name, const char *type, const char *help)
 {
 	fprintf(fp, "# HELP %s ", name);
 	prom_escape(fp, help, false);
@@ -96,8 +95,8 @@ static const char *shortest(char *buf, size_t size, double v)
 	return buf;
 }
 
-int prom_sample_double(FILE *fp, const char *name,
-		       const struct prom_label *l, size_t n, double value)
+int prom_sample_double(FILE *fp, const char *name, const struct prom_label *l,
+		       size_t n, double value)
 {
 	char buf[32];
 

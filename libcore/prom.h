@@ -33,8 +33,8 @@
 #define PROM_UNTYPED "untyped"
 
 struct prom_label {
-	const char *name;   /* [a-zA-Z_][a-zA-Z0-9_]*, not starting "__" */
-	const char *value;  /* any bytes; escaped on output */
+	const char *name;  /* [a-zA-Z_][a-zA-Z0-9_]*, not starting "__" */
+	const char *value; /* any bytes; escaped on output */
 };
 
 /*
@@ -48,8 +48,7 @@ int prom_name(char *buf, size_t size, const char *name);
  * "# HELP NAME HELP\n# TYPE NAME TYPE\n". HELP is escaped as the format
  * wants (backslash and newline). TYPE is one of the PROM_* strings.
  */
-int prom_family(FILE *fp, const char *name, const char *type,
-		const char *help);
+int prom_family(FILE *fp, const char *name, const char *type, const char *help);
 
 /*
  * One sample line: NAME{l1="v1",...} VALUE. Label values are escaped
@@ -59,8 +58,8 @@ int prom_family(FILE *fp, const char *name, const char *type,
  */
 int prom_sample_u64(FILE *fp, const char *name, const struct prom_label *l,
 		    size_t n, uint64_t value);
-int prom_sample_double(FILE *fp, const char *name,
-		       const struct prom_label *l, size_t n, double value);
+int prom_sample_double(FILE *fp, const char *name, const struct prom_label *l,
+		       size_t n, double value);
 
 /*
  * Write S to FP escaped for a label value (LABEL true: \\ \" \n) or for

@@ -49,7 +49,9 @@ static int write_top(FILE *fp)
 	json_set(top, "peak_bytes", json_u64_or_null(false, 7));
 	json_set(top, "delta", json_i64_or_null(true, -5));
 	json_set(top, "ratio", json_real_or_null(true, 0.25));
-	json_set(top, "name", json_str_or_null("a\xff" "b\xc3\xa9"));
+	json_set(top, "name",
+		 json_str_or_null("a\xff"
+				  "b\xc3\xa9"));
 	json_set(top, "none", json_str_or_null(NULL));
 	json_set(top, "start", json_hex(0x7f00deadbeefULL));
 	rc = json_print(fp, top, 0);
@@ -60,8 +62,7 @@ static int write_top(FILE *fp)
 static int write_prom(FILE *fp)
 {
 	char name[PROM_NAME_MAX];
-	struct prom_label l[2] = { { "pid", "7" },
-				   { "command", "a\"b\\c\nd" } };
+	struct prom_label l[2] = {{"pid", "7"}, {"command", "a\"b\\c\nd"}};
 
 	prom_name(name, sizeof(name), "Test-Metric_bytes");
 	prom_family(fp, name, PROM_GAUGE, "Help with \\ and\nnewline.");
@@ -98,12 +99,14 @@ int main(void)
 			      "# HELP palloc_test_metric_bytes Help with \\\\ "
 			      "and\\nnewline.\n"
 			      "# TYPE palloc_test_metric_bytes gauge\n"
-			      "palloc_test_metric_bytes{pid=\"7\",command=\"a\\\"b"
+			      "palloc_test_metric_bytes{pid=\"7\",command="
+			      "\"a\\\"b"
 			      "\\\\c\\nd\"} 18446744073709551615\n"
 			      "palloc_test_metric_bytes 0\n"
 			      "palloc_test_metric_bytes{pid=\"7\"} 0.1\n"
 			      "palloc_test_metric_bytes{pid=\"7\"} +Inf\n"
-			      "palloc_test_metric_bytes{pid=\"7\"} 1e-07\n") == 0,
+			      "palloc_test_metric_bytes{pid=\"7\"} 1e-07\n") ==
+			       0,
 	       "prom: name mapping, HELP and label escaping, exact values");
 	diag_text(text);
 	free(text);
