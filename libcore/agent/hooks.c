@@ -556,8 +556,12 @@ static __attribute__((noinline)) void alloc_slow(struct agent_thread *t,
 	if (agent_mode != AGENT_ON) {
 		if (agent_mode == AGENT_DISABLED)
 			t->left = UINT64_MAX;
-		goto out;
+		errno = saved;
+		return;
 	}
+	/* From here on the agent takes locks: a signal handler that
+	 * allocates on this thread meanwhile must not come back in. */
+	t->guard++;
 	if (t->state == AGENT_THREAD_NEW)
 		agent_thread_setup(t);
 	if (t->state == AGENT_THREAD_EXITED || !p)
@@ -572,11 +576,10 @@ static __attribute__((noinline)) void alloc_slow(struct agent_thread *t,
 		*countdown -= n;
 		goto out;
 	}
-	t->guard++;
 	sample(t, p, n);
 	*countdown = sampler_interval(&t->rng, agent_cfg.rate);
-	t->guard--;
 out:
+	t->guard--;
 	errno = saved;
 }
 
@@ -607,15 +610,19 @@ static inline void on_guarded(struct agent_thread *t)
 static __attribute__((noinline)) bool free_slow(void *p,
 						struct stacktab_live *e)
 {
+	struct agent_thread *t = &agent_tls;
 	int saved = errno;
 	bool found = false;
 
 	if (agent_cfg.exact && agent_mode == AGENT_ON)
 		exact_add(-(int64_t)malloc_usable_size(p));
 	if (stacktab_maybe_live(&agent_tab, (uintptr_t)p)) {
+		/* A signal handler's free meanwhile must not relock. */
+		t->guard++;
 		pthread_mutex_lock(&agent_tab_lock);
 		found = stacktab_remove(&agent_tab, (uintptr_t)p, e);
 		pthread_mutex_unlock(&agent_tab_lock);
+		t->guard--;
 	}
 	errno = saved;
 	return found;
@@ -724,10 +731,12 @@ static void *realloc_common(void *p, size_t n, size_t elem, bool array)
 		if (had) {
 			int saved = errno;
 
+			t->guard++;
 			pthread_mutex_lock(&agent_tab_lock);
 			if (stacktab_restore(&agent_tab, &e) < 0)
 				agent_dropped++;
 			pthread_mutex_unlock(&agent_tab_lock);
+			t->guard--;
 			errno = saved;
 		}
 		return NULL;

@@ -18,7 +18,7 @@
  * exactly as the agent must report it at PALLOC_SAMPLE_RATE=1 (requested
  * bytes). Sites are separate noinline functions with one call line each.
  * Modes: basic, threads [N], fork, forkstress [N], dlopen LIB, many [N],
- * peak, sampled, sleep MS, none.
+ * peak, sampled, sleep MS, dump PATH, none.
  */
 
 #define NOINLINE __attribute__((noinline))
@@ -391,7 +391,24 @@ int main(int argc, char **argv)
 		peak();
 	else if (strcmp(mode, "sampled") == 0)
 		sampled();
-	else if (strcmp(mode, "sleep") == 0) {
+	else if (strcmp(mode, "dump") == 0 && argc > 2) {
+		/* palloc_dump(PATH), found at run time so that the program
+		 * also runs without the agent ("no agent", exit 3). */
+		int (*dump)(const char *) = (int (*)(const char *))dlsym(
+			RTLD_DEFAULT, "palloc_dump");
+
+		site_malloc();
+		if (!dump) {
+			printf("no agent\n");
+			return 3;
+		}
+		if (dump(argv[2]) != 0 || dump(NULL) != 0) {
+			perror("palloc_dump");
+			return 1;
+		}
+		while (n_keep > 0)
+			free(keep[--n_keep]);
+	} else if (strcmp(mode, "sleep") == 0) {
 		site_malloc();
 		usleep((useconds_t)strtol(argc > 2 ? argv[2] : "1000", NULL,
 					  10) *
