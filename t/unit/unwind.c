@@ -32,6 +32,8 @@ int deep_recurse(int depth, struct walk *w);
 int deep_leaf(struct walk *w);
 int main(void);
 void *deep_thread(void *arg);
+void *stress_thread(void *arg);
+int stress_recurse(int depth, size_t *minmax);
 size_t garbage_rbp_walk(uintptr_t garbage, uintptr_t *pcs, size_t max);
 
 /*
@@ -208,6 +210,70 @@ static void check_garbage(void)
 	}
 }
 
+/*
+ * Many threads walking at once, each with its first walk (libunwind's
+ * per-thread caches, the fp stack bounds) racing the others': every walk
+ * of a thread must return the same number of frames.
+ */
+#define STRESS_THREADS 8
+#define STRESS_WALKS 2000
+
+__attribute__((noinline)) int stress_recurse(int depth, size_t *minmax)
+{
+	uintptr_t pcs[MAXPCS];
+	int r = 0;
+
+	if (depth > 1) {
+		r = stress_recurse(depth - 1, minmax);
+	} else {
+		for (int i = 0; i < STRESS_WALKS; i++) {
+			size_t n = unwind_backtrace(pcs, MAXPCS, 0);
+
+			if (n < minmax[0])
+				minmax[0] = n;
+			if (n > minmax[1])
+				minmax[1] = n;
+		}
+	}
+	__asm__ volatile("" : "+r"(r));
+	return r;
+}
+
+void *stress_thread(void *arg)
+{
+	stress_recurse(20, arg);
+	__asm__ volatile("" ::: "memory");
+	return NULL;
+}
+
+static void check_stress(enum unwind_mode mode)
+{
+	pthread_t th[STRESS_THREADS];
+	size_t minmax[STRESS_THREADS][2];
+	size_t lo = SIZE_MAX, hi = 0;
+	int started = 0;
+
+	if (unwind_init(mode) < 0)
+		return;
+	for (int i = 0; i < STRESS_THREADS; i++) {
+		minmax[i][0] = SIZE_MAX;
+		minmax[i][1] = 0;
+		if (pthread_create(&th[i], NULL, stress_thread, minmax[i]) == 0)
+			started++;
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(th[i], NULL);
+		if (minmax[i][0] < lo)
+			lo = minmax[i][0];
+		if (minmax[i][1] > hi)
+			hi = minmax[i][1];
+	}
+	tap_ok(started == STRESS_THREADS && lo == hi &&
+		       (mode == UNWIND_FP || lo >= 21),
+	       "%s: %d threads x %d walks at once, all %zu..%zu frames",
+	       unwind_mode_name(mode), started, STRESS_WALKS, lo, hi);
+}
+
 int main(void)
 {
 	enum unwind_mode m = UNWIND_FP;
@@ -232,6 +298,9 @@ int main(void)
 	check_modes("thread", "deep_thread");
 
 	check_garbage();
+	check_stress(UNWIND_AUTO);
+	check_stress(UNWIND_DWARF);
+	check_stress(UNWIND_FP);
 
 	return tap_done();
 }
