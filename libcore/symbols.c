@@ -351,27 +351,80 @@ static const char *call_file(Dwarf_Die *die)
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
-/* Lines from DWARF: the inline chain at addr, innermost first. */
-static size_t dwarf_lines(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
-			  const char *sym, struct pprof_line *lines)
+/* Depth of the DIE chain kept: CU children down to the innermost scope. */
+#define MAX_SCOPES 128
+
+/*
+ * The chain of scope DIEs that contain pc, outermost first, from die's
+ * children down (only DIEs whose ranges hold pc are entered, and
+ * namespaces, which have no ranges). This is a concrete-tree walk, not
+ * dwarf_getscopes(): that one follows inlined functions to their abstract
+ * definitions and finds nothing at all in some LTO units (Debian's
+ * python3.11 debug info), where this walk still finds the instances.
+ */
+static int scope_chain(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *chain,
+		       int depth)
 {
+	Dwarf_Die child;
+
+	if (depth >= MAX_SCOPES || dwarf_child(die, &child) != 0)
+		return depth;
+	do {
+		int tag = dwarf_tag(&child);
+
+		switch (tag) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_lexical_block:
+		case DW_TAG_entry_point:
+			if (dwarf_haspc(&child, pc) <= 0)
+				break;
+			chain[depth] = child;
+			return scope_chain(&chain[depth], pc, chain, depth + 1);
+		case DW_TAG_namespace:
+		case DW_TAG_module: {
+			int d = scope_chain(&child, pc, chain, depth);
+
+			if (d > depth)
+				return d;
+			break;
+		}
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return depth;
+}
+
+/*
+ * Lines from DWARF: the inline chain at addr, innermost first. *lt_file
+ * and *lt_line get the line table's answer, for a caller that finds no
+ * function DIE but still wants a file and line.
+ */
+static size_t dwarf_lines(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
+			  const char *sym, struct pprof_line *lines,
+			  const char **lt_file, int *lt_line)
+{
+	Dwarf_Die chain[MAX_SCOPES];
 	Dwarf_Addr bias;
-	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Die *cu;
 	Dwfl_Line *dl;
 	const char *file = NULL;
-	int line = 0, nscopes, i;
+	int line = 0, depth, i;
 	size_t n = 0;
 
-	cu = dwfl_module_addrdie(mod, addr, &bias);
-	if (!cu)
-		return 0;
 	dl = dwfl_module_getsrc(mod, addr);
 	if (dl)
 		file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
-	nscopes = dwarf_getscopes(cu, addr - bias, &scopes);
-	for (i = 0; i < nscopes && n < MAX_FRAMES; i++) {
-		Dwarf_Die *d = &scopes[i], *outer = NULL;
-		int tag = dwarf_tag(d), nouter;
+	*lt_file = file;
+	*lt_line = line;
+	cu = dwfl_module_addrdie(mod, addr, &bias);
+	if (!cu)
+		return 0;
+	depth = scope_chain(cu, addr - bias, chain, 0);
+	for (i = depth - 1; i >= 0 && n < MAX_FRAMES; i--) {
+		Dwarf_Die *d = &chain[i];
+		int tag = dwarf_tag(d);
 		Dwarf_Attribute attr;
 		Dwarf_Word w;
 
@@ -392,18 +445,7 @@ static size_t dwarf_lines(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 		if (dwarf_attr(d, DW_AT_call_line, &attr) &&
 		    dwarf_formudata(&attr, &w) == 0)
 			line = (int)w;
-		/*
-		 * dwarf_getscopes() continues with the scopes of the inlined
-		 * function's abstract definition; the concrete caller is found
-		 * from the inlined instance itself (as eu-addr2line -i does).
-		 */
-		nouter = dwarf_getscopes_die(d, &outer);
-		free(scopes);
-		scopes = outer;
-		nscopes = nouter;
-		i = 0;
 	}
-	free(scopes);
 	return n;
 }
 
@@ -416,24 +458,27 @@ static void symbolize_location(struct symbolizer *s, struct pprof_location *l)
 	GElf_Sym esym;
 	size_t n = 0;
 	uint64_t id = l->id;
+	const char *file = NULL;
+	int line = 0;
 
 	sym = dwfl_module_addrinfo(md->mod, l->address, &off, &esym, NULL, NULL,
 				   NULL);
 	if (md->dwarf)
-		n = dwarf_lines(s, md->mod, l->address, sym, lines);
+		n = dwarf_lines(s, md->mod, l->address, sym, lines, &file,
+				&line);
 	if (n == 0 && sym) {
-		/* symbol tables only: a function without file and line */
+		/* the symbol, with the line table's file and line if any */
 		const char *name = symbols_demangle(s->p, sym);
 
 		lines[0].function_id =
-			name ? pprof_add_function(s->p, name, sym, "", 0) : 0;
-		lines[0].line = 0;
+			name ? pprof_add_function(s->p, name, sym,
+						  file ? file : "", 0)
+			     : 0;
+		lines[0].line = line;
 		n = lines[0].function_id ? 1 : 0;
 	}
 	if (n == 0)
 		return;
-	/* l may move: pprof_add_function does not touch locations, but be
-	 * explicit and go through the id */
 	if (pprof_set_location_lines(s->p, id, lines, n) < 0)
 		return;
 	s->st->locations_symbolized++;
