@@ -314,6 +314,32 @@ static json_t *build_json(const struct opts *o, const struct proc *v, size_t n,
 	return top;
 }
 
+/* With PIDs: every rollup field the kernel printed, three to a line, then
+ * the peak RSS from status. */
+static void print_rollup(FILE *fp, const struct proc *p)
+{
+	char a[16];
+	size_t f, col = 0;
+
+	fprintf(fp, "\nPID %d (%s) from %s:\n", (int)p->pid, p->comm,
+		p->summed ? "smaps" : "smaps_rollup");
+	for (f = 0; f < PROCFS_NFIELDS; f++) {
+		if (!procfs_has(&p->u, f))
+			continue;
+		fprintf(fp, "  %-15s%8s", procfs_field_kernel_name(f),
+			cli_human(a, sizeof(a), p->u.v[f]));
+		if (++col == 3) {
+			fputc('\n', fp);
+			col = 0;
+		}
+	}
+	if (col)
+		fputc('\n', fp);
+	if (p->st.have & (1u << PROCFS_ST_VM_HWM))
+		fprintf(fp, "  %-15s%8s\n", "VmHWM (peak)",
+			cli_human(a, sizeof(a), p->st.v[PROCFS_ST_VM_HWM]));
+}
+
 static void print_table(FILE *fp, const struct opts *o, const struct proc *v,
 			size_t n)
 {
@@ -332,6 +358,8 @@ static void print_table(FILE *fp, const struct opts *o, const struct proc *v,
 			cli_human(d, sizeof(d), p->u.v[PROCFS_SWAP]),
 			p->cmdline ? p->cmdline : p->comm);
 	}
+	for (i = 0; i < n && !o->listing; i++)
+		print_rollup(fp, &v[i]);
 	if (!o->maps)
 		return;
 	for (i = 0; i < n; i++) {

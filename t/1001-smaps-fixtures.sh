@@ -5,7 +5,7 @@
 . "$top_srcdir/t/lib-kernel.sh"
 
 need jq
-plan 10
+plan 11
 F=$top_srcdir/t/fixtures
 
 # 1. Every field of the rollup, kB x 1024, and the unknown one under raw.
@@ -35,6 +35,24 @@ cat >want <<'EOT'
      200    500.0K    800.0K      2.0M         0 /bin/sh
 EOT
 check "table" diff -u want table
+
+palloc-smaps --sysroot "$F/sysroot-cgroup2" 100 >pidtable
+cat >want <<'EOT'
+     PID       USS       PSS       RSS      SWAP COMMAND
+     100      3.0M      3.4M      4.9M     64.0K /usr/bin/app --serve
+
+PID 100 (app) from smaps_rollup:
+  Rss                4.9M  Pss                3.4M  Pss_Dirty          2.7M
+  Pss_Anon           2.9M  Pss_File         400.0K  Pss_Shmem        100.0K
+  Shared_Clean       1.8M  Shared_Dirty     100.0K  Private_Clean    300.0K
+  Private_Dirty      2.7M  Referenced         4.8M  Anonymous          2.9M
+  KSM                   0  LazyFree              0  AnonHugePages      2.0M
+  ShmemPmdMapped        0  FilePmdMapped         0  Shared_Hugetlb        0
+  Private_Hugetlb       0  Swap              64.0K  SwapPss           64.0K
+  Locked                0
+  VmHWM (peak)       5.9M
+EOT
+check "table with a PID: every rollup field and the peak" diff -u want pidtable
 
 # 4. A kernel without smaps_rollup: smaps summed (README's sums).
 palloc-smaps --sysroot "$F/sysroot-nosmapsrollup" --json --maps 500 >old.json
