@@ -509,6 +509,23 @@ int cgroup_read_pid(const char *root, pid_t pid, struct cgroup_mem *out)
 			procfs_error(ENOENT, "no such process '%d'", (int)pid);
 		return -1;
 	}
+	/*
+	 * A zombie's /proc/PID/cgroup names the root of every hierarchy (its
+	 * css_set is gone), which would be a wrong answer, not an error. The
+	 * status is read after the cgroup file, so "alive" means the cgroup
+	 * was read while it was.
+	 */
+	if (pid) {
+		struct procfs_status st;
+
+		if (procfs_read_status(root, pid, &st) < 0)
+			goto out;
+		if (st.state == 'Z' || st.state == 'X') {
+			procfs_error(ESRCH, "process '%d' has exited",
+				     (int)pid);
+			goto out;
+		}
+	}
 	if (procfs_read_file(mpath, &mi, &len) < 0)
 		goto out;
 	for (line = cg; *line; line = nl + 1) {

@@ -35,9 +35,9 @@
  * 0x7fffffffffff0000 counts, for pages up to 64 KiB) are "unlimited".
  *
  * Errors: -1 with msg_set() and errno: ENOENT (no such process, no such
- * directory, no memory controller), EACCES, ENOTDIR/EINVAL (not a memory
- * cgroup, a file that does not parse), ENOMEM. Nothing prints or exits.
- * Thread-safe: no shared state.
+ * directory, no memory controller), ESRCH (the process exited), EACCES,
+ * ENOTDIR/EINVAL (not a memory cgroup, a file that does not parse), ENOMEM.
+ * Nothing prints or exits. Thread-safe: no shared state.
  */
 
 /* A single-value file: memory.current, memory.max, ... */
@@ -84,8 +84,9 @@ struct cgroup_mem {
 
 /*
  * Find the memory cgroup directory of PID (0: the caller) under ROOT and
- * read it into OUT (zeroed first). Returns 0, or -1 (errors above). Free
- * with cgroup_mem_free().
+ * read it into OUT (zeroed first). A PID that has exited (a zombie, whose
+ * cgroup file names the root) is ESRCH. Returns 0, or -1 (errors above).
+ * Free with cgroup_mem_free().
  */
 int cgroup_read_pid(const char *root, pid_t pid, struct cgroup_mem *out);
 

@@ -4,7 +4,7 @@
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 . "$top_srcdir/t/lib-kernel.sh"
 
-plan 37
+plan 40
 F=$top_srcdir/t/fixtures
 G=$F/sysroot-garbage
 
@@ -40,6 +40,20 @@ echo "25 22 0:23 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw" \
 fails "no memory controller" \
 	"^palloc-cgroup: no memory cgroup for process 'self'" \
 	palloc-cgroup --sysroot "$T/none"
+
+# A process that has exited (a zombie: its /proc/PID/cgroup names the
+# root cgroup, which must not be reported as its cgroup).
+sh -c 'sleep 0.2 & exec sleep 10' &
+parent=$!
+sleep 1
+zombie=$(cat /proc/$parent/task/$parent/children 2>/dev/null | tr -d ' ')
+if [ -n "$zombie" ] && grep -q '^State:.*Z' /proc/$zombie/status; then
+	fails "exited process" "^palloc-cgroup: process '$zombie' has exited\$" \
+		palloc-cgroup --json "$zombie"
+else
+	skip "no zombie to read"; skip "no zombie"; skip "no zombie"
+fi
+kill $parent 2>/dev/null
 
 # --watch on a process that exits stops with 0; on a missing one, exit 2.
 fails "--watch on no such process" "no such process" \
