@@ -66,23 +66,44 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h * 0xff51afd7ed558ccdULL;
 }
 
-static uint64_t stack_hash(const uintptr_t *pcs, size_t n, const char *thread)
+/*
+ * The thread name as two words: hashing and comparing it costs two
+ * operations instead of a byte loop and a strncmp call, which matters at
+ * rate 1 where every allocation comes through here. The caller's buffer is
+ * NUL-padded to STACKTAB_THREAD_NAME bytes (stacktab.h); the last byte is
+ * forced to NUL.
+ */
+static void name_words(const char *thread, uint64_t w[2])
+{
+	memcpy(w, thread, STACKTAB_THREAD_NAME);
+	w[1] &= ~(0xffULL << 56);
+}
+
+static uint64_t stack_hash(const uintptr_t *pcs, size_t n, const uint64_t w[2])
 {
 	uint64_t h = 0xcbf29ce484222325ULL ^ n;
 
 	for (size_t i = 0; i < n; i++)
 		h = mix(h, pcs[i]);
-	for (const char *c = thread; *c; c++)
-		h = mix(h, (unsigned char)*c);
+	h = mix(h, w[0]);
+	h = mix(h, w[1]);
 	return h ^ (h >> 29);
 }
 
 static bool stack_equal(const struct stacktab_stack *s, uint64_t hash,
-			const uintptr_t *pcs, size_t n, const char *thread)
+			const uintptr_t *pcs, size_t n, const uint64_t w[2])
 {
-	return s->hash == hash && s->depth == n &&
-	       memcmp(s->pcs, pcs, n * sizeof(*pcs)) == 0 &&
-	       strncmp(s->thread, thread, STACKTAB_THREAD_NAME) == 0;
+	uint64_t sw[2];
+
+	if (s->hash != hash || s->depth != n)
+		return false;
+	memcpy(sw, s->thread, sizeof(sw));
+	if (sw[0] != w[0] || sw[1] != w[1])
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s->pcs[i] != pcs[i])
+			return false;
+	return true;
 }
 
 /* Double the stack index (or create it), rehashing every id. */
@@ -110,18 +131,19 @@ struct stacktab_stack *stacktab_intern(struct stacktab *t,
 				       const uintptr_t *pcs, size_t n,
 				       const char *thread)
 {
-	uint64_t h;
+	uint64_t h, w[2];
 	size_t j;
 	struct stacktab_stack *s;
 
-	if (!thread)
-		thread = "";
-	h = stack_hash(pcs, n, thread);
+	static const char none[STACKTAB_THREAD_NAME];
+
+	name_words(thread ? thread : none, w);
+	h = stack_hash(pcs, n, w);
 	if (t->index) {
 		for (j = (size_t)h & (t->index_cap - 1); t->index[j];
 		     j = (j + 1) & (t->index_cap - 1)) {
 			s = t->stacks[t->index[j] - 1];
-			if (stack_equal(s, h, pcs, n, thread))
+			if (stack_equal(s, h, pcs, n, w))
 				return s;
 		}
 	}
@@ -147,8 +169,7 @@ struct stacktab_stack *stacktab_intern(struct stacktab *t,
 	s->hash = h;
 	s->depth = (uint32_t)n;
 	memcpy(s->pcs, pcs, n * sizeof(*pcs));
-	for (size_t i = 0; i + 1 < STACKTAB_THREAD_NAME && thread[i]; i++)
-		s->thread[i] = thread[i];
+	memcpy(s->thread, w, sizeof(s->thread));
 	t->stacks[t->n_stacks++] = s;
 	s->id = (uint32_t)t->n_stacks;
 	for (j = (size_t)h & (t->index_cap - 1); t->index[j];

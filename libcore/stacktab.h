@@ -103,6 +103,8 @@ void stacktab_reset(struct stacktab *t);
 
 /*
  * The stack for (pcs[0..n), thread), created with zero counts if new.
+ * thread is a buffer of STACKTAB_THREAD_NAME bytes holding the name
+ * NUL-padded to the end (as the agent keeps it), or NULL for none.
  * NULL when the table is full or on ENOMEM.
  */
 struct stacktab_stack *stacktab_intern(struct stacktab *t,

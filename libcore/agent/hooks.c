@@ -483,9 +483,13 @@ static void refresh_name(struct agent_thread *t)
 	if (t->name_time_ns && now - t->name_time_ns < 10000000u)
 		return;
 	t->name_time_ns = now;
+	memset(t->name, 0, sizeof(t->name));
 	if (prctl(PR_GET_NAME, t->name, 0, 0, 0) != 0)
 		t->name[0] = '\0';
-	t->name[STACKTAB_THREAD_NAME - 1] = '\0';
+	/* NUL-padded to the end, as stacktab_intern() compares it. */
+	for (size_t i = strnlen(t->name, sizeof(t->name)); i < sizeof(t->name);
+	     i++)
+		t->name[i] = '\0';
 }
 
 /* Record one sampled allocation of size bytes at p. Guard held by caller. */

@@ -5,6 +5,18 @@
 
 static struct stacktab t;
 
+/* A NUL-padded name buffer, as stacktab_intern() takes it. */
+static const char *pad(const char *name)
+{
+	static char b[4][STACKTAB_THREAD_NAME];
+	static int k;
+	char *p = b[k++ % 4];
+
+	memset(p, 0, STACKTAB_THREAD_NAME);
+	memcpy(p, name, strlen(name));
+	return p;
+}
+
 static void *a_alloc(void *ctx, size_t n)
 {
 	(void)ctx;
@@ -27,13 +39,13 @@ int main(void)
 	bool ok = true;
 
 	stacktab_init(&t, &hooks, 3);
-	s1 = stacktab_intern(&t, pcs1, 3, "main");
-	s2 = stacktab_intern(&t, pcs2, 3, "main");
-	s3 = stacktab_intern(&t, pcs1, 3, "worker");
+	s1 = stacktab_intern(&t, pcs1, 3, pad("main"));
+	s2 = stacktab_intern(&t, pcs2, 3, pad("main"));
+	s3 = stacktab_intern(&t, pcs1, 3, pad("worker"));
 	tap_ok(s1 && s2 && s3 && s1 != s2 && s1 != s3 && s2 != s3,
 	       "stacks differ by frames and by thread name");
-	tap_ok(stacktab_intern(&t, pcs1, 3, "main") == s1, "same key, same stack");
-	tap_ok(stacktab_intern(&t, pcs1, 2, "main") == NULL,
+	tap_ok(stacktab_intern(&t, pcs1, 3, pad("main")) == s1, "same key, same stack");
+	tap_ok(stacktab_intern(&t, pcs1, 2, pad("main")) == NULL,
 	       "a fourth stack is refused (cap 3)");
 	tap_ok(stacktab_get(&t, s2->id) == s2 && stacktab_get(&t, 99) == NULL,
 	       "lookup by id");
@@ -87,7 +99,7 @@ int main(void)
 	stacktab_reset(&t);
 	tap_ok(s1->alloc_objects == 0 && t.n_live == 0 &&
 		       !stacktab_maybe_live(&t, 0x6000) &&
-		       stacktab_intern(&t, pcs1, 3, "main") == s1,
+		       stacktab_intern(&t, pcs1, 3, pad("main")) == s1,
 	       "reset zeroes counts, keeps stacks");
 	stacktab_destroy(&t);
 	tap_ok(t.n_stacks == 0, "destroy");
