@@ -52,9 +52,13 @@ check "?pid= selects the process" jqe --argjson p $pid2 '.pid == $p' stats.json
 curl -sf -o mallinfo.json "$url/debug/palloc/mallinfo?pid=$pid"
 check "mallinfo through the server" jqe '.allocator == "glibc"' mallinfo.json
 if command -v go >/dev/null; then
+	# 4 MiB/s leaked: after 2 s the leak outweighs any churn sample.
+	sleep 2
 	pprof -top "$url/debug/pprof/heap?pid=$pid" >top.txt 2>pprof.err
 	check "go tool pprof -top URL works" test $? -eq 0
-	check "leak_some on top" test "$(awk '/flat%/ { getline; print $6; exit }' top.txt)" = leak_some
+	top=$(awk '/flat%/ { getline; print $6; exit }' top.txt)
+	check "leak_some on top ($top)" test "$top" = leak_some
+	[ "$top" = leak_some ] || sed 's/^/# /' top.txt
 else
 	skip "go not installed"
 	skip "go not installed"

@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# After fork, the child's agent serves its own socket (its own pid, its own
+# heap), the parent's keeps working, and the child's exit removes only the
+# child's socket.
+. "$top_srcdir/t/lib.sh"
+need_agent
+need jq live-fork
+jqe() { jq -e "$@" >/dev/null; }
+
+PALLOC_SAMPLE_RATE=1 LD_PRELOAD=$PALLOC_AGENT live-fork 4 pids 2>run.err &
+run=$!
+trap 'kill $run 2>/dev/null; wait $run 2>/dev/null; cd /; rm -rf "$T"' EXIT
+i=0
+until [ -s pids ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+read parent child <pids
+dir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/palloc}
+[ -n "$dir" ] && [ -d "$XDG_RUNTIME_DIR" ] || dir=/tmp/palloc-$(id -u)
+i=0
+until [ -S "$dir/$child.sock" ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+
+plan 8
+check "the child has its own socket" test -S "$dir/$child.sock"
+palloc-dump --stats --json $child >child.json
+check "the child's agent answers with its own pid" \
+	jqe --argjson p $child '.pid == $p' child.json
+palloc-dump $child --json >child-prof.json
+check "the child's heap is child_keep's" \
+	jqe '.top.functions[0].function == "child_keep"' child-prof.json
+palloc-dump $parent --json >parent-prof.json
+check "the parent's heap is parent_keep's" \
+	jqe '.top.functions[0].function == "parent_keep"' parent-prof.json
+check "8 MiB live in the child" \
+	jqe '.totals.inuse_space_bytes == 8388608' child-prof.json
+i=0
+while kill -0 $child 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.2
+check "the child's socket is gone with it" test ! -e "$dir/$child.sock"
+check "the parent's socket stays" test -S "$dir/$parent.sock"
+palloc-dump --stats --json $parent >parent.json
+check "the parent still answers" jqe --argjson p $parent '.pid == $p' \
+	parent.json
+done_testing
