@@ -66,6 +66,9 @@ static const struct {
 	[PROCFS_ST_VM_SWAP] = {"VmSwap", "vm_swap_bytes"},
 };
 
+/* The largest guard page below a thread stack we recognise. */
+#define PROCFS_GUARD_MAX (64 * 1024)
+
 static const char *const kind_names[] = {
 	[PROCFS_KIND_HEAP] = "heap", [PROCFS_KIND_STACK] = "stack",
 	[PROCFS_KIND_ANON] = "anon", [PROCFS_KIND_SHMEM] = "shmem",
@@ -395,7 +398,15 @@ static enum procfs_kind classify(const struct procfs_mapping *m,
 		return PROCFS_KIND_SPECIAL;
 	if (m->perms[3] == 's')
 		return PROCFS_KIND_SHMEM;
+	/*
+	 * A thread stack sits directly above its guard page. The guard is
+	 * small (one page by default, pthread_attr_setguardsize); glibc's
+	 * malloc arenas also follow a PROT_NONE area (the unused tail of the
+	 * previous 64 MiB arena heap) but a big one, so the size tells them
+	 * apart.
+	 */
 	if (prev && !prev->path && prev->end == m->start &&
+	    prev->end - prev->start <= PROCFS_GUARD_MAX &&
 	    strcmp(prev->perms, "---p") == 0 && strcmp(m->perms, "rw-p") == 0)
 		return PROCFS_KIND_STACK;
 	return PROCFS_KIND_ANON;

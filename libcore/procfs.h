@@ -130,10 +130,11 @@ struct procfs_smaps {
 
 /*
  * Read /proc/PID/smaps. Kinds: a private anonymous rw mapping directly
- * above an anonymous PROT_NONE ("---p") one is a thread stack (its guard
- * page, as glibc's pthread_create lays it out; the kernel stopped naming
- * thread stacks "[stack:TID]" in 4.5). Returns 0 or -1; free OUT with
- * procfs_smaps_free().
+ * above an anonymous PROT_NONE ("---p") one of at most 64 KiB is a thread
+ * stack (that is its guard page, as glibc's pthread_create lays it out;
+ * the kernel stopped naming thread stacks "[stack:TID]" in 4.5). A bigger
+ * PROT_NONE area below is the reserved tail of a malloc arena heap. Returns 0
+ * or -1; free OUT with procfs_smaps_free().
  */
 int procfs_read_smaps(const char *root, pid_t pid, struct procfs_smaps *out);
 void procfs_smaps_free(struct procfs_smaps *s);

@@ -6,7 +6,7 @@
 
 need jq
 [ -r /proc/self/smaps_rollup ] || skip_all "no /proc/self/smaps_rollup"
-plan 14
+plan 15
 
 # kernel "Name: N kB" lines -> "snake_name_bytes N*1024" (the key rule of
 # palloc-smaps(1): the kernel's name in snake_case, plus _bytes).
@@ -62,7 +62,7 @@ idle=$!
 sleep 30 &
 sleeper=$!
 # lib.sh's trap, plus the two background processes.
-trap 'kill $idle $sleeper 2>/dev/null; cd /; rm -rf "$T"' EXIT
+trap 'kill $idle $sleeper ${py:-} 2>/dev/null; cd /; rm -rf "$T"' EXIT
 wait_ready idle.out
 check "static process: --json equals smaps_rollup field by field" \
 	compare $idle idle
@@ -109,6 +109,26 @@ check "--maps: every mapping listed with --top 0, kinds known" jqe \
 	'.processes[0] | ([.groups[].mapping_count] | add) ==
 	(.top_mappings | length) and all(.groups[]; .kind | IN("heap",
 	"stack", "anon", "shmem", "file", "special"))' maps.json
+
+# --maps on a process with four threads (python3, glibc's pthreads): the
+# main stack and four thread stacks, not the malloc arenas beside them.
+if command -v python3 >/dev/null 2>&1; then
+	python3 -c 'import threading, time
+for _ in range(4):
+	threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+print("ready", flush=True)
+time.sleep(30)' >py.out &
+	py=$!
+	wait_ready py.out
+	palloc-smaps --json --maps $py >py.json
+	diag "python3 stacks: $(jq -c '[.processes[0].groups[] |
+		select(.kind == "stack") | .mapping_count]' py.json)"
+	check "--maps: 1 + 4 thread stacks recognised" jqe '[.processes[0].groups[]
+		| select(.kind == "stack")] | .[0].mapping_count == 5' py.json
+	kill $py
+else
+	skip "python3 not installed"
+fi
 
 # 5. --watch stops with 0 when the process exits, after its last sample.
 watch_exits palloc-smaps '.processes[0].pid'
