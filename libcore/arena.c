@@ -38,7 +38,8 @@ static unsigned size_class(size_t n)
 
 	if (total < n)
 		return ARENA_CLASSES;
-	while (c < ARENA_CLASSES && ((size_t)1 << (c + ARENA_MIN_SHIFT)) < total)
+	while (c < ARENA_CLASSES &&
+	       ((size_t)1 << (c + ARENA_MIN_SHIFT)) < total)
 		c++;
 	return c;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The agent's private memory: an mmap-backed allocator that never calls malloc. */
+/* The agent's private memory: an mmap-backed allocator that never calls malloc.
+ */
 #ifndef PALLOC_ARENA_H
 #define PALLOC_ARENA_H
 
@@ -26,14 +27,14 @@ struct arena {
 	char *bump;	  /* next free byte of the current chunk */
 	size_t bump_left; /* bytes left in it */
 	void *free_list[13];
-	size_t mapped;	/* bytes mmap'ed, chunks and big blocks */
-	size_t in_use;	/* bytes handed out (size classes rounded) */
+	size_t mapped;	   /* bytes mmap'ed, chunks and big blocks */
+	size_t in_use;	   /* bytes handed out (size classes rounded) */
 	uint64_t failures; /* allocations that returned NULL */
 };
 
-#define ARENA_INIT                                                   \
-	{                                                            \
-		.lock = PTHREAD_MUTEX_INITIALIZER,                   \
+#define ARENA_INIT                                                             \
+	{                                                                      \
+		.lock = PTHREAD_MUTEX_INITIALIZER,                             \
 	}
 
 /* Allocate n bytes (n may be 0). NULL on ENOMEM. */

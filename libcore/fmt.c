@@ -57,7 +57,8 @@ void fmt_vappend(struct fmt_buf *b, const char *fmt, va_list ap)
 		const char *start = f;
 		unsigned width = 0;
 		char pad = ' ';
-		int lng = 0; /* 0 int, 1 long, 2 long long, 3 size_t, 4 intmax */
+		int lng =
+			0; /* 0 int, 1 long, 2 long long, 3 size_t, 4 intmax */
 
 		if (*f != '%') {
 			put(b, *f);

@@ -64,9 +64,9 @@ static int visit(struct dl_phdr_info *info, size_t size PALLOC_UNUSED,
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
 		if (ph->p_type == PT_NOTE &&
-		    phdr_note_build_id((const void *)(info->dlpi_addr +
-						      ph->p_vaddr),
-				       ph->p_memsz, id))
+		    phdr_note_build_id(
+			    (const void *)(info->dlpi_addr + ph->p_vaddr),
+			    ph->p_memsz, id))
 			break;
 	}
 	if (is_main) {
@@ -100,7 +100,7 @@ static int visit(struct dl_phdr_info *info, size_t size PALLOC_UNUSED,
 int phdr_foreach(int (*fn)(const struct phdr_segment *seg, void *arg),
 		 void *arg)
 {
-	struct walk w = { .fn = fn, .arg = arg, .main_pass = true };
+	struct walk w = {.fn = fn, .arg = arg, .main_pass = true};
 	ssize_t n = readlink("/proc/self/exe", w.exe, sizeof(w.exe) - 1);
 	int saved = errno;
 
@@ -150,7 +150,7 @@ static int find_visit(struct dl_phdr_info *info, size_t size PALLOC_UNUSED,
 
 int phdr_object_text(uintptr_t addr, uintptr_t *start, uintptr_t *limit)
 {
-	struct find f = { .addr = addr };
+	struct find f = {.addr = addr};
 
 	dl_iterate_phdr(find_visit, &f);
 	if (!f.found)

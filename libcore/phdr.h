@@ -21,10 +21,10 @@
 #define PHDR_BUILD_ID_HEX 129 /* up to 64 id bytes as hex, and the NUL */
 
 struct phdr_segment {
-	uintptr_t start;  /* page-aligned load address of the segment */
-	uintptr_t limit;  /* end, page-aligned up, exclusive */
-	uint64_t offset;  /* file offset of start */
-	const char *path; /* valid during the callback only */
+	uintptr_t start;      /* page-aligned load address of the segment */
+	uintptr_t limit;      /* end, page-aligned up, exclusive */
+	uint64_t offset;      /* file offset of start */
+	const char *path;     /* valid during the callback only */
 	const char *build_id; /* lower-case hex, "" when the object has none */
 };
 

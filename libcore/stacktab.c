@@ -127,9 +127,8 @@ static int grow_index(struct stacktab *t)
 	return 0;
 }
 
-struct stacktab_stack *stacktab_intern(struct stacktab *t,
-				       const uintptr_t *pcs, size_t n,
-				       const char *thread)
+struct stacktab_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
+				       size_t n, const char *thread)
 {
 	uint64_t h, w[2];
 	size_t j;

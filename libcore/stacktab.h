@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The stack table: sampled stacks with their weights, and live sampled blocks. */
+/* The stack table: sampled stacks with their weights, and live sampled blocks.
+ */
 #ifndef PALLOC_STACKTAB_H
 #define PALLOC_STACKTAB_H
 
@@ -82,8 +83,7 @@ static inline size_t stacktab_slot(uintptr_t ptr)
 }
 
 /* Lock-free: may ptr be live in the table? (false: certainly not). */
-static inline bool stacktab_maybe_live(const struct stacktab *t,
-				       uintptr_t ptr)
+static inline bool stacktab_maybe_live(const struct stacktab *t, uintptr_t ptr)
 {
 	return __atomic_load_n(&t->filter[stacktab_slot(ptr)],
 			       __ATOMIC_RELAXED) != 0;
@@ -107,9 +107,8 @@ void stacktab_reset(struct stacktab *t);
  * NUL-padded to the end (as the agent keeps it), or NULL for none.
  * NULL when the table is full or on ENOMEM.
  */
-struct stacktab_stack *stacktab_intern(struct stacktab *t,
-				       const uintptr_t *pcs, size_t n,
-				       const char *thread);
+struct stacktab_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
+				       size_t n, const char *thread);
 
 /* The stack with this id (1-based), or NULL. */
 struct stacktab_stack *stacktab_get(const struct stacktab *t, uint32_t id);

@@ -39,8 +39,8 @@ static struct {
 	uint64_t start_ns;
 	int64_t start_realtime_ns;
 	pid_t pid;
-	pid_t parent_pid;     /* a fork child: the pid it was forked from */
-	uint64_t seq;	      /* %n: profiles written so far */
+	pid_t parent_pid;	/* a fork child: the pid it was forked from */
+	uint64_t seq;		/* %n: profiles written so far */
 	uint64_t alloc_at_init; /* alloc_count when the agent started */
 	int exit_done;
 	bool interval_running;
@@ -95,8 +95,9 @@ static void env_bool(const char *name, bool *out)
 	else if (strcmp(v, "1") == 0)
 		*out = true;
 	else
-		bad_env(name, v, *out ? "expected 0 or 1; using 1"
-				      : "expected 0 or 1; using 0");
+		bad_env(name, v,
+			*out ? "expected 0 or 1; using 1"
+			     : "expected 0 or 1; using 0");
 }
 
 /* Make the output pattern absolute, relative to the working directory at
@@ -351,7 +352,7 @@ static int64_t round_value(double v)
  * holding it); block otherwise. 0 or -1. */
 static int lock_maybe_bounded(pthread_mutex_t *m, bool bounded)
 {
-	struct timespec ts = { 0, 5000000 };
+	struct timespec ts = {0, 5000000};
 
 	if (!bounded)
 		return pthread_mutex_lock(m) == 0 ? 0 : -1;
@@ -379,8 +380,8 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m)
 			.num_unit = "",
 		};
 		bool any = false;
-		size_t n = s->depth < ARRAY_SIZE(ids) ? s->depth
-						      : ARRAY_SIZE(ids);
+		size_t n =
+			s->depth < ARRAY_SIZE(ids) ? s->depth : ARRAY_SIZE(ids);
 
 		v[0] = round_value(s->alloc_objects);
 		v[1] = round_value(s->alloc_bytes);
@@ -418,11 +419,11 @@ static int add_comments(struct pprof_profile *p, bool *observed)
 
 	agent_sum_counters(&ac, &fc, &ab, &re, &ns);
 	*observed = ac > ag.alloc_at_init;
-#define COMMENT(...)                                   \
-	do {                                           \
-		fmt_init(&b, buf, sizeof(buf));        \
-		fmt_append(&b, __VA_ARGS__);           \
-		rc |= pprof_add_comment(p, buf);       \
+#define COMMENT(...)                                                           \
+	do {                                                                   \
+		fmt_init(&b, buf, sizeof(buf));                                \
+		fmt_append(&b, __VA_ARGS__);                                   \
+		rc |= pprof_add_comment(p, buf);                               \
 	} while (0)
 	COMMENT("palloc agent %s", PACKAGE_VERSION);
 	COMMENT("command line: %s", ag.cmdline);
@@ -438,8 +439,8 @@ static int add_comments(struct pprof_profile *p, bool *observed)
 		COMMENT("sample rate: %llu bytes (Poisson; values are "
 			"unbiased estimates)",
 			(unsigned long long)agent_cfg.rate);
-	COMMENT("unwinder: %s, max depth %u", unwind_mode_name(agent_cfg.unwind),
-		agent_cfg.max_depth);
+	COMMENT("unwinder: %s, max depth %u",
+		unwind_mode_name(agent_cfg.unwind), agent_cfg.max_depth);
 	COMMENT("values: requested bytes; inuse: sampled allocations not yet "
 		"freed");
 	COMMENT("sampled allocations: %llu; dropped samples: %llu (stack table "
@@ -470,12 +471,12 @@ static int add_comments(struct pprof_profile *p, bool *observed)
 static struct pprof_profile *build_profile(bool exiting)
 {
 	static const struct pprof_value_type types[] = {
-		{ "alloc_objects", "count" },	   { "alloc_space", "bytes" },
-		{ "inuse_objects", "count" },	   { "inuse_space", "bytes" },
-		{ "peak_inuse_objects", "count" }, { "peak_inuse_space", "bytes" },
+		{"alloc_objects", "count"},	 {"alloc_space", "bytes"},
+		{"inuse_objects", "count"},	 {"inuse_space", "bytes"},
+		{"peak_inuse_objects", "count"}, {"peak_inuse_space", "bytes"},
 	};
 	struct pprof_profile *p;
-	struct map_ctx m = { 0 };
+	struct map_ctx m = {0};
 	bool observed;
 	int rc;
 
@@ -484,7 +485,8 @@ static struct pprof_profile *build_profile(bool exiting)
 		return NULL;
 	m.p = p;
 	if (pprof_set_sample_types(p, types, agent_cfg.peak ? 6 : 4) < 0 ||
-	    pprof_set_period(p, "space", "bytes", (int64_t)agent_cfg.rate) < 0 ||
+	    pprof_set_period(p, "space", "bytes", (int64_t)agent_cfg.rate) <
+		    0 ||
 	    pprof_set_default_sample_type(p, "inuse_space") < 0)
 		goto fail;
 	phdr_foreach(add_mapping, &m);
@@ -615,6 +617,13 @@ static int dump(const char *path, bool exiting, char *written, size_t cap)
 		errno = EBUSY;
 		return -1;
 	}
+	if (!exiting && __atomic_load_n(&ag.exit_done, __ATOMIC_ACQUIRE)) {
+		/* The exit profile is written: a late periodic dump would
+		 * race the end of the process (and be the older one). */
+		msg_set("the process is exiting");
+		err = ESHUTDOWN;
+		goto out;
+	}
 	p = build_profile(exiting);
 	if (!p) {
 		err = errno ? errno : ENOMEM;
@@ -668,8 +677,8 @@ void agent_get_stats(struct agent_stats *st)
 	st->dropped_count = agent_dropped;
 	st->stack_count = agent_tab.n_stacks;
 	if (!st->exact)
-		st->peak_inuse_bytes = (uint64_t)round_value(
-			agent_tab.max_inuse_bytes);
+		st->peak_inuse_bytes =
+			(uint64_t)round_value(agent_tab.max_inuse_bytes);
 	pthread_mutex_unlock(&agent_tab_lock);
 	if (st->exact) {
 		st->inuse_bytes =
@@ -699,8 +708,9 @@ static void *interval_main(void *arg PALLOC_UNUSED)
 			;
 		if (__atomic_load_n(&ag.interval_stop, __ATOMIC_ACQUIRE))
 			break;
-		if (dump(NULL, false, NULL, 0) < 0)
-			fmt_warn("periodic profile not written: %s", msg_last());
+		if (dump(NULL, false, NULL, 0) < 0 && errno != ESHUTDOWN)
+			fmt_warn("periodic profile not written: %s",
+				 msg_last());
 	}
 	agent_guard_leave();
 	return NULL;
@@ -858,7 +868,7 @@ __attribute__((constructor(101))) static void agent_init(void)
 	atexit(exit_dump);
 	agent_sum_counters(&ac, &fc, &ab, &re, &ns);
 	ag.alloc_at_init = ac + agent_tls.alloc_count *
-				       (agent_tls.state == AGENT_THREAD_NEW);
+					(agent_tls.state == AGENT_THREAD_NEW);
 	__atomic_store_n(&agent_mode, AGENT_ON, __ATOMIC_RELEASE);
 	agent_thread_setup(&agent_tls);
 	start_interval_thread();

@@ -8,10 +8,10 @@
 
 /*
  * libpalloc.so is built from the files in libcore/agent/ and the few
- * libcore modules it needs. This header is the seam between the interposer and sampler
- * (hooks.c, agent.c: helper A1) and the control socket server and allocator
- * statistics (control.c, allocstats.c: helper F). Nothing here is exported
- * from the .so (-fvisibility=hidden); libpalloc.map pins the exports.
+ * libcore modules it needs. This header is the seam between the interposer and
+ * sampler (hooks.c, agent.c: helper A1) and the control socket server and
+ * allocator statistics (control.c, allocstats.c: helper F). Nothing here is
+ * exported from the .so (-fvisibility=hidden); libpalloc.map pins the exports.
  *
  * Every function here may be called from any thread once the agent is
  * initialised (agent_program_name() returns "" before), including from the
@@ -20,10 +20,10 @@
 
 /* Exact counters, summed over every thread (live ones plus those exited). */
 struct agent_stats {
-	uint64_t alloc_count;	   /* every allocation call */
-	uint64_t free_count;	   /* every free of a non-NULL pointer */
-	uint64_t alloc_bytes;	   /* requested bytes, summed */
-	int64_t inuse_bytes;	   /* PALLOC_EXACT=1: live usable bytes; else -1 */
+	uint64_t alloc_count; /* every allocation call */
+	uint64_t free_count;  /* every free of a non-NULL pointer */
+	uint64_t alloc_bytes; /* requested bytes, summed */
+	int64_t inuse_bytes;  /* PALLOC_EXACT=1: live usable bytes; else -1 */
 	uint64_t peak_inuse_bytes; /* exact mode: peak of inuse_bytes; else
 				    * the peak of the sampled inuse estimate */
 	bool exact;		   /* PALLOC_EXACT=1 in effect */

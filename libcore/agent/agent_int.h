@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* State shared by the interposer (hooks.c) and the agent's control side (agent.c). */
+/* State shared by the interposer (hooks.c) and the agent's control side
+ * (agent.c). */
 #ifndef PALLOC_AGENT_INT_H
 #define PALLOC_AGENT_INT_H
 
@@ -24,10 +25,10 @@ enum agent_thread_state {
 };
 
 struct agent_thread {
-	uint64_t left;	     /* bytes until the next sample; 0: slow path */
-	unsigned guard;	     /* >0: forward untracked (nests) */
-	unsigned quiet;	     /* the part of guard that is expected (C++
-			      * forwarding, fork): not counted as reentry */
+	uint64_t left;	/* bytes until the next sample; 0: slow path */
+	unsigned guard; /* >0: forward untracked (nests) */
+	unsigned quiet; /* the part of guard that is expected (C++
+			 * forwarding, fork): not counted as reentry */
 	uint64_t alloc_count, free_count, alloc_bytes;
 	uint64_t sample_left; /* exact mode: countdown (left stays 0) */
 	uint64_t rng;

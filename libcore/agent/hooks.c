@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The interposer: the malloc family and C++ new/delete, hot paths and sampling. */
+/* The interposer: the malloc family and C++ new/delete, hot paths and sampling.
+ */
 #include "agent_int.h"
 #include "fmt.h"
 #include "phdr.h"
@@ -173,8 +174,7 @@ void agent_resolve_real(void)
 	int zero = 0;
 	struct agent_thread *t = &agent_tls;
 
-	if (__atomic_load_n(&resolve_state, __ATOMIC_ACQUIRE) == 2 ||
-	    resolving)
+	if (__atomic_load_n(&resolve_state, __ATOMIC_ACQUIRE) == 2 || resolving)
 		return;
 	if (!__atomic_compare_exchange_n(&resolve_state, &zero, 1, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -205,10 +205,14 @@ void agent_resolve_real(void)
 			"free_aligned_sized", false);
 		real.znwm = (new_fn)next_sym("_Znwm", false);
 		real.znam = (new_fn)next_sym("_Znam", false);
-		real.znwm_nt = (new_nt_fn)next_sym("_ZnwmRKSt9nothrow_t", false);
-		real.znam_nt = (new_nt_fn)next_sym("_ZnamRKSt9nothrow_t", false);
-		real.znwm_al = (new_al_fn)next_sym("_ZnwmSt11align_val_t", false);
-		real.znam_al = (new_al_fn)next_sym("_ZnamSt11align_val_t", false);
+		real.znwm_nt =
+			(new_nt_fn)next_sym("_ZnwmRKSt9nothrow_t", false);
+		real.znam_nt =
+			(new_nt_fn)next_sym("_ZnamRKSt9nothrow_t", false);
+		real.znwm_al =
+			(new_al_fn)next_sym("_ZnwmSt11align_val_t", false);
+		real.znam_al =
+			(new_al_fn)next_sym("_ZnamSt11align_val_t", false);
 		real.znwm_al_nt = (new_al_nt_fn)next_sym(
 			"_ZnwmSt11align_val_tRKSt9nothrow_t", false);
 		real.znam_al_nt = (new_al_nt_fn)next_sym(
@@ -217,10 +221,14 @@ void agent_resolve_real(void)
 		real.zdapv = (del_fn)next_sym("_ZdaPv", false);
 		real.zdlpv_sz = (del_sz_fn)next_sym("_ZdlPvm", false);
 		real.zdapv_sz = (del_sz_fn)next_sym("_ZdaPvm", false);
-		real.zdlpv_nt = (del_nt_fn)next_sym("_ZdlPvRKSt9nothrow_t", false);
-		real.zdapv_nt = (del_nt_fn)next_sym("_ZdaPvRKSt9nothrow_t", false);
-		real.zdlpv_al = (del_al_fn)next_sym("_ZdlPvSt11align_val_t", false);
-		real.zdapv_al = (del_al_fn)next_sym("_ZdaPvSt11align_val_t", false);
+		real.zdlpv_nt =
+			(del_nt_fn)next_sym("_ZdlPvRKSt9nothrow_t", false);
+		real.zdapv_nt =
+			(del_nt_fn)next_sym("_ZdaPvRKSt9nothrow_t", false);
+		real.zdlpv_al =
+			(del_al_fn)next_sym("_ZdlPvSt11align_val_t", false);
+		real.zdapv_al =
+			(del_al_fn)next_sym("_ZdaPvSt11align_val_t", false);
 		real.zdlpv_sz_al =
 			(del_sz_al_fn)next_sym("_ZdlPvmSt11align_val_t", false);
 		real.zdapv_sz_al =
@@ -524,8 +532,8 @@ static __attribute__((noinline)) void sample(struct agent_thread *t, void *p,
 			agent_dropped++;
 		/* PALLOC_PEAK: snapshot at each rise of more than 1/16 over
 		 * the last snapshot; see agent.c for why. */
-		if (agent_cfg.peak && agent_tab.inuse_bytes >
-					      agent_tab.peak_bytes * 17 / 16)
+		if (agent_cfg.peak &&
+		    agent_tab.inuse_bytes > agent_tab.peak_bytes * 17 / 16)
 			stacktab_snapshot_peak(&agent_tab);
 	}
 	pthread_mutex_unlock(&agent_tab_lock);
@@ -534,8 +542,8 @@ static __attribute__((noinline)) void sample(struct agent_thread *t, void *p,
 
 static void exact_add(int64_t d)
 {
-	int64_t now = __atomic_add_fetch(&agent_exact_inuse, d,
-					 __ATOMIC_RELAXED);
+	int64_t now =
+		__atomic_add_fetch(&agent_exact_inuse, d, __ATOMIC_RELAXED);
 	int64_t peak = __atomic_load_n(&agent_exact_peak, __ATOMIC_RELAXED);
 
 	while (now > peak &&
@@ -714,7 +722,8 @@ static void *realloc_common(void *p, size_t n, size_t elem, bool array)
 		/* A bootstrap block cannot be resized by the real realloc. */
 		q = malloc(total);
 		if (q)
-			memcpy(q, p, boot_size(p) < total ? boot_size(p) : total);
+			memcpy(q, p,
+			       boot_size(p) < total ? boot_size(p) : total);
 		return q;
 	}
 	if (unlikely(t->guard)) {
@@ -898,10 +907,10 @@ static void quiet_leave(struct agent_thread **t)
 	(*t)->guard--;
 }
 
-#define QUIET_SCOPE(t)                                                  \
-	struct agent_thread *quiet_t __attribute__((cleanup(quiet_leave))) = \
-		(t);                                                    \
-	quiet_t->guard++;                                               \
+#define QUIET_SCOPE(t)                                                         \
+	struct agent_thread *quiet_t __attribute__((cleanup(quiet_leave))) =   \
+		(t);                                                           \
+	quiet_t->guard++;                                                      \
 	quiet_t->quiet++
 
 static PALLOC_NORETURN void new_failed(size_t n)
@@ -930,23 +939,23 @@ static void *fallback_new(size_t n, size_t align, bool nothrow)
 }
 
 /* Allocation side: forward, then count (the forward is quiet-guarded). */
-#define NEW_BODY(call, n, align, nothrow)                                 \
-	struct agent_thread *t = &agent_tls;                              \
-	void *p;                                                          \
-	agent_resolve_real();                                             \
-	if (unlikely(t->guard)) {                                         \
-		on_guarded(t);                                            \
-		return call;                                              \
-	}                                                                 \
-	{                                                                 \
-		QUIET_SCOPE(t);                                           \
-		p = call;                                                 \
-	}                                                                 \
-	if (p)                                                            \
-		on_alloc(t, p, n);                                        \
+#define NEW_BODY(call, n, align, nothrow)                                      \
+	struct agent_thread *t = &agent_tls;                                   \
+	void *p;                                                               \
+	agent_resolve_real();                                                  \
+	if (unlikely(t->guard)) {                                              \
+		on_guarded(t);                                                 \
+		return call;                                                   \
+	}                                                                      \
+	{                                                                      \
+		QUIET_SCOPE(t);                                                \
+		p = call;                                                      \
+	}                                                                      \
+	if (p)                                                                 \
+		on_alloc(t, p, n);                                             \
 	return p
 
-#define NEW_CALL(fn, args, n, align, nothrow) \
+#define NEW_CALL(fn, args, n, align, nothrow)                                  \
 	(real.fn ? real.fn args : fallback_new(n, align, nothrow))
 
 PALLOC_EXPORT void *_Znwm(size_t n);
@@ -1003,25 +1012,25 @@ PALLOC_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al,
 
 /* Release side: count first (before the block can be reused), then
  * forward quietly. */
-#define DELETE_BODY(fn, args)                                 \
-	struct agent_thread *t = &agent_tls;                  \
-	agent_resolve_real();                                 \
-	if (unlikely(is_boot(p) || !p))                       \
-		return;                                       \
-	if (unlikely(t->guard)) {                             \
-		if (real.fn)                                  \
-			real.fn args;                         \
-		else                                          \
-			real.free(p);                         \
-		return;                                       \
-	}                                                     \
-	on_free(t, p);                                        \
-	{                                                     \
-		QUIET_SCOPE(t);                               \
-		if (real.fn)                                  \
-			real.fn args;                         \
-		else                                          \
-			real.free(p);                         \
+#define DELETE_BODY(fn, args)                                                  \
+	struct agent_thread *t = &agent_tls;                                   \
+	agent_resolve_real();                                                  \
+	if (unlikely(is_boot(p) || !p))                                        \
+		return;                                                        \
+	if (unlikely(t->guard)) {                                              \
+		if (real.fn)                                                   \
+			real.fn args;                                          \
+		else                                                           \
+			real.free(p);                                          \
+		return;                                                        \
+	}                                                                      \
+	on_free(t, p);                                                         \
+	{                                                                      \
+		QUIET_SCOPE(t);                                                \
+		if (real.fn)                                                   \
+			real.fn args;                                          \
+		else                                                           \
+			real.free(p);                                          \
 	}
 
 PALLOC_EXPORT void _ZdlPv(void *p);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Allocations with known counts and sizes, for the agent's exact-value tests. */
+/* Allocations with known counts and sizes, for the agent's exact-value tests.
+ */
 #include "common.h"
 
 #include <dlfcn.h>
@@ -413,8 +414,7 @@ int main(int argc, char **argv)
 		usleep((useconds_t)strtol(argc > 2 ? argv[2] : "1000", NULL,
 					  10) *
 		       1000);
-	}
-	else {
+	} else {
 		fprintf(stderr, "alloc-exact: unknown mode '%s'\n", mode);
 		return 2;
 	}

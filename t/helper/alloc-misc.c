@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Edge cases the agent must not change: errno, realloc(p, 0), overflow, exec. */
+/* Edge cases the agent must not change: errno, realloc(p, 0), overflow, exec.
+ */
 #include "common.h"
 
 #include <malloc.h>
@@ -106,7 +107,7 @@ static void mode_overflow(void)
 
 static void mode_align(void)
 {
-	static const size_t aligns[] = { 16, 32, 64, 256, 4096, 65536 };
+	static const size_t aligns[] = {16, 32, 64, 256, 4096, 65536};
 	void *p;
 
 	for (size_t i = 0; i < ARRAY_SIZE(aligns); i++) {

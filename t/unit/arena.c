@@ -44,8 +44,7 @@ int main(void)
 	tap_ok(ok, "100 small blocks, 16-byte aligned");
 	for (int i = 0; i < 100; i++)
 		ok &= p[i] == NULL ||
-		      ((unsigned char *)p[i])[0] == (unsigned char)i ||
-		      i == 0;
+		      ((unsigned char *)p[i])[0] == (unsigned char)i || i == 0;
 	tap_ok(ok, "blocks do not overlap");
 	for (int i = 0; i < 100; i++)
 		arena_free(&a, p[i]);

@@ -14,7 +14,8 @@ int main(void)
 	uint64_t s2 = sampler_seed(1, 2, 3);
 
 	tap_ok(st != 0 && st != sampler_seed(1, 2, 4), "seeds differ");
-	tap_ok(sampler_next(&s2) == sampler_next(&st), "same seed, same stream");
+	tap_ok(sampler_next(&s2) == sampler_next(&st),
+	       "same seed, same stream");
 	tap_ok(sampler_interval(&st, 0) == UINT64_MAX, "rate 0: never");
 	tap_ok(sampler_interval(&st, 1) == 0, "rate 1: every allocation");
 	for (int i = 0; i < n; i++) {

@@ -31,9 +31,9 @@ static void a_free(void *ctx, void *p)
 
 int main(void)
 {
-	static const struct pprof_allocator hooks = { a_alloc, a_free, NULL };
-	uintptr_t pcs1[] = { 0x1000, 0x2000, 0x3000 };
-	uintptr_t pcs2[] = { 0x1000, 0x2000, 0x3001 };
+	static const struct pprof_allocator hooks = {a_alloc, a_free, NULL};
+	uintptr_t pcs1[] = {0x1000, 0x2000, 0x3000};
+	uintptr_t pcs2[] = {0x1000, 0x2000, 0x3001};
 	struct stacktab_stack *s1, *s2, *s3;
 	struct stacktab_live e;
 	bool ok = true;
@@ -44,7 +44,8 @@ int main(void)
 	s3 = stacktab_intern(&t, pcs1, 3, pad("worker"));
 	tap_ok(s1 && s2 && s3 && s1 != s2 && s1 != s3 && s2 != s3,
 	       "stacks differ by frames and by thread name");
-	tap_ok(stacktab_intern(&t, pcs1, 3, pad("main")) == s1, "same key, same stack");
+	tap_ok(stacktab_intern(&t, pcs1, 3, pad("main")) == s1,
+	       "same key, same stack");
 	tap_ok(stacktab_intern(&t, pcs1, 2, pad("main")) == NULL,
 	       "a fourth stack is refused (cap 3)");
 	tap_ok(stacktab_get(&t, s2->id) == s2 && stacktab_get(&t, 99) == NULL,
@@ -60,7 +61,8 @@ int main(void)
 	tap_ok(stacktab_remove(&t, 0x5000, &e) && e.size == 100 &&
 		       e.stack_id == s1->id,
 	       "remove gives the entry");
-	tap_ok(!stacktab_remove(&t, 0x5000, NULL), "second remove finds nothing");
+	tap_ok(!stacktab_remove(&t, 0x5000, NULL),
+	       "second remove finds nothing");
 	tap_ok(s1->inuse_objects == 1 && s1->inuse_bytes == 50 &&
 		       s1->alloc_objects == 2,
 	       "inuse drops, alloc stays");
@@ -94,7 +96,8 @@ int main(void)
 	       "total inuse %.0f, high-water %.0f", t.inuse_bytes,
 	       t.max_inuse_bytes);
 	stacktab_snapshot_peak(&t);
-	tap_ok(s1->peak_bytes == 50 && s2->peak_bytes == 7 && t.peak_bytes == 57,
+	tap_ok(s1->peak_bytes == 50 && s2->peak_bytes == 7 &&
+		       t.peak_bytes == 57,
 	       "peak snapshot copies inuse");
 	stacktab_reset(&t);
 	tap_ok(s1->alloc_objects == 0 && t.n_live == 0 &&
