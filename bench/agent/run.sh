@@ -1,0 +1,587 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# bench/agent: the agent's overhead and fidelity (issue 6), beside its peers.
+#
+#   bench/agent/run.sh TABLE [REPS]
+#
+# TABLE is one of
+#   hot      1. malloc(32)+free pairs: ns per pair (thread CPU time), no
+#               interposer / bare forwarding interposer / palloc; 1 and 2
+#               threads; plus callgrind instructions per pair
+#   default  2. default rate (512 KiB): wall and CPU time ratios on churn
+#               (1 and 2 threads), growth, 100-deep stacks, python3,
+#               sqlite3; redis-benchmark throughput; peak RSS difference
+#   every    3. rate 1: churn slowdown, palloc vs heaptrack; share of the
+#               stacks of a 100-deep recursion that reach main
+#   bounded  4. churn for 10 s and 60 s: profile size, samples, RSS
+#   peers    6. churn 1 and 2 threads: palloc, heaptrack, jemalloc (plain
+#               and prof at 2^19), tcmalloc (plain, sampling at 512 KiB,
+#               HEAPPROFILE), palloc over jemalloc
+#   all      all of them, in that order
+# REPS is the number of paired runs (default 5 for hot, 3 otherwise).
+#
+# Every figure is a ratio to the same program without a profiler, measured
+# in the same run: each repetition runs the baseline and then each variant
+# back to back (the order reversed on every other repetition), and the
+# table gives the median of the per-repetition ratios and their min-max.
+# The agent is $PALLOC_AGENT, else the first libpalloc.so found in
+# /tmp/build-G, ./ and the source tree; palloc-run is taken from the same
+# build directory. Needs: cc, valgrind, heaptrack, libjemalloc2,
+# libgoogle-perftools4, redis-server, redis-tools, sqlite3, python3,
+# golang-go, time (the Debian packages).
+set -u
+src=$(cd "$(dirname "$0")/../.." && pwd)
+here=$src/bench/agent
+table=${1:-}
+reps=${2:-}
+libdir=/usr/lib/x86_64-linux-gnu
+jemalloc=$libdir/libjemalloc.so.2
+tcmalloc=$libdir/libtcmalloc.so.4
+
+die() {
+	echo "run.sh: $*" >&2
+	exit 2
+}
+
+agent=${PALLOC_AGENT:-}
+if [ -z "$agent" ]; then
+	for d in /tmp/build-G "$PWD" "$src"; do
+		if [ -f "$d/libcore/.libs/libpalloc.so" ]; then
+			agent=$d/libcore/.libs/libpalloc.so
+			break
+		fi
+	done
+fi
+[ -f "$agent" ] || die "no libpalloc.so (build it, or set PALLOC_AGENT)"
+agent=$(cd "$(dirname "$agent")" && pwd)/$(basename "$agent")
+build=$(cd "$(dirname "$agent")/../.." && pwd)
+run=$build/cmd/palloc-run
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/palloc-bench-agent.XXXXXX") || exit 2
+port=$((20000 + $$ % 20000))
+trap 'redis-cli -p "$port" shutdown nosave >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+
+build_programs() {
+	cc -O2 -Wall -o "$tmp/hotpath" "$here/hotpath.c" -pthread &&
+		cc -O2 -g -Wall -o "$tmp/work" "$here/work.c" -pthread &&
+		cc -O2 -Wall -shared -fPIC -o "$tmp/forward.so" \
+			"$here/forward.c" -ldl ||
+		die "cannot build the benchmark programs"
+}
+
+# with VARIANT CMD...: run CMD as VARIANT (see the list in the README).
+with() {
+	local v=$1
+	shift
+	case $v in
+	base) "$@" ;;
+	forward) LD_PRELOAD=$tmp/forward.so "$@" ;;
+	palloc)
+		LD_PRELOAD=$agent PALLOC_OUTPUT=$tmp/out/palloc.%p.pb.gz "$@" ;;
+	palloc1)
+		LD_PRELOAD=$agent PALLOC_SAMPLE_RATE=1 \
+			PALLOC_OUTPUT=$tmp/out/palloc.%p.pb.gz "$@" ;;
+	heaptrack) heaptrack -o "$tmp/out/heaptrack" "$@" ;;
+	jemalloc) LD_PRELOAD=$jemalloc "$@" ;;
+	jeprof)
+		LD_PRELOAD=$jemalloc MALLOC_CONF="prof:true,prof_accum:true,lg_prof_sample:19,prof_final:true,prof_prefix:$tmp/out/jeprof" \
+			"$@" ;;
+	palloc_je)
+		LD_PRELOAD=$agent:$jemalloc \
+			PALLOC_OUTPUT=$tmp/out/palloc.%p.pb.gz "$@" ;;
+	tcmalloc) LD_PRELOAD=$tcmalloc TCMALLOC_SAMPLE_PARAMETER=0 "$@" ;;
+	tcsample)
+		LD_PRELOAD=$tcmalloc TCMALLOC_SAMPLE_PARAMETER=524288 "$@" ;;
+	tcheap)
+		LD_PRELOAD=$tcmalloc HEAPPROFILE=$tmp/out/tcheap "$@" ;;
+	*) die "unknown variant $v" ;;
+	esac
+}
+
+# measure NAME VARIANT REP CMD...: run it, append "NAME VARIANT REP wall
+# cpu maxrss_kib" to $tmp/results (wall from the shell's clock, cpu =
+# user + sys and maxrss from time(1)); the profiles it wrote are removed.
+measure() {
+	local name=$1 v=$2 r=$3 t0 t1
+	shift 3
+	rm -rf "$tmp/out"
+	mkdir -p "$tmp/out"
+	t0=$EPOCHREALTIME
+	with "$v" /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" \
+		>/dev/null 2>"$tmp/stderr" </dev/null ||
+		{ cat "$tmp/stderr" >&2; die "$name $v failed"; }
+	t1=$EPOCHREALTIME
+	awk -v n="$name" -v v="$v" -v r="$r" -v t0="$t0" -v t1="$t1" \
+		'END { printf "%s %s %s %.4f %.4f %d\n", n, v, r, t1 - t0,
+		       $1 + $2, $3 }' "$tmp/time" >>"$tmp/results"
+}
+
+# measure_in NAME VARIANT REP FILE CMD...: as measure, stdin from FILE.
+measure_in() {
+	local name=$1 v=$2 r=$3 in=$4 t0 t1
+	shift 4
+	rm -rf "$tmp/out"
+	mkdir -p "$tmp/out"
+	t0=$EPOCHREALTIME
+	with "$v" /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" \
+		>/dev/null 2>"$tmp/stderr" <"$in" ||
+		{ cat "$tmp/stderr" >&2; die "$name $v failed"; }
+	t1=$EPOCHREALTIME
+	awk -v n="$name" -v v="$v" -v r="$r" -v t0="$t0" -v t1="$t1" \
+		'END { printf "%s %s %s %.4f %.4f %d\n", n, v, r, t1 - t0,
+		       $1 + $2, $3 }' "$tmp/time" >>"$tmp/results"
+}
+
+# order REP VARIANT...: the variants in order, reversed on odd REPs.
+order() {
+	local r=$1
+	shift
+	if [ $((r % 2)) -eq 0 ]; then
+		echo "$@"
+	else
+		echo "$@" | tr ' ' '\n' | tac | tr '\n' ' '
+	fi
+}
+
+# ratios FIELD BASE VARIANT...: one row per workload of $tmp/results:
+# median (min-max) over reps of VARIANT's FIELD (4 wall, 5 cpu) divided by
+# BASE's in the same rep.
+ratios() {
+	local field=$1 base=$2
+	shift 2
+	awk -v f="$field" -v base="$base" -v vars="$*" '
+	function med(a, n,   i, j, t) {
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	{
+		val[$1, $2, $3] = $f
+		if (!($1 in seen)) { seen[$1] = 1; names[++nn] = $1 }
+		if ($3 > maxr) maxr = $3
+	}
+	END {
+		nv = split(vars, v, " ")
+		printf "| workload |"
+		for (i = 1; i <= nv; i++) printf " %s |", v[i]
+		printf "\n|---|"
+		for (i = 1; i <= nv; i++) printf "---|"
+		printf "\n"
+		for (k = 1; k <= nn; k++) {
+			w = names[k]
+			printf "| %s |", w
+			for (i = 1; i <= nv; i++) {
+				n = 0; lo = 1e9; hi = 0
+				for (r = 1; r <= maxr; r++) {
+					if (!((w, v[i], r) in val) ||
+					    !((w, base, r) in val) ||
+					    val[w, base, r] <= 0)
+						continue
+					x = val[w, v[i], r] / val[w, base, r]
+					a[++n] = x
+					if (x < lo) lo = x
+					if (x > hi) hi = x
+				}
+				if (n)
+					printf " %.3f (%.3f-%.3f) |", med(a, n), lo, hi
+				else
+					printf " - |"
+			}
+			printf "\n"
+		}
+	}' "$tmp/results"
+}
+
+# rssdiff BASE VARIANT: per workload, median (min-max) of VARIANT's
+# maxrss minus BASE's in the same rep, in MiB.
+rssdiff() {
+	awk -v base="$1" -v var="$2" '
+	function med(a, n,   i, j, t) {
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	{
+		val[$1, $2, $3] = $6
+		if (!($1 in seen)) { seen[$1] = 1; names[++nn] = $1 }
+		if ($3 > maxr) maxr = $3
+	}
+	END {
+		print "| workload | base peak RSS MiB | " var " - base, MiB |"
+		print "|---|---|---|"
+		for (k = 1; k <= nn; k++) {
+			w = names[k]; n = 0; lo = 1e9; hi = -1e9; bn = 0
+			for (r = 1; r <= maxr; r++) {
+				if (!((w, var, r) in val) || !((w, base, r) in val))
+					continue
+				x = (val[w, var, r] - val[w, base, r]) / 1024
+				a[++n] = x; b[++bn] = val[w, base, r] / 1024
+				if (x < lo) lo = x
+				if (x > hi) hi = x
+			}
+			if (n)
+				printf "| %s | %.1f | %+.1f (%+.1f..%+.1f) |\n", w,
+					med(b, bn), med(a, n), lo, hi
+		}
+	}' "$tmp/results"
+}
+
+# ---- table 1: hot path ----
+
+table_hot() {
+	local r v th out
+	local reps=${reps:-5}
+
+	echo "## Table 1: malloc(32)+free, ns per pair ($reps paired runs)"
+	echo
+	: >"$tmp/hot"
+	for r in $(seq 1 "$reps"); do
+		for th in 1 2; do
+			for v in $(order "$r" base forward palloc); do
+				mkdir -p "$tmp/out"
+				out=$(with "$v" "$tmp/hotpath" 10 "$th") ||
+					die "hotpath $v failed"
+				echo "$th $v $r $out" >>"$tmp/hot"
+			done
+		done
+	done
+	awk '
+	function med(a, n,   i, j, t) {
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	function stat(th, v, d,   r, n, x, lo, hi, a) {
+		n = 0; lo = 1e9; hi = -1e9
+		for (r = 1; r <= maxr; r++) {
+			if (!((th, v, r) in ns)) continue
+			x = ns[th, v, r] - (d ? ns[th, "base", r] : 0)
+			a[++n] = x
+			if (x < lo) lo = x
+			if (x > hi) hi = x
+		}
+		return sprintf("%.2f (%.2f..%.2f)", med(a, n), lo, hi)
+	}
+	{ ns[$1, $2, $3] = $4; if ($3 > maxr) maxr = $3 }
+	END {
+		print "| threads | no interposer ns | forwarding ns | palloc ns | forwarding - none | palloc - none |"
+		print "|---|---|---|---|---|---|"
+		for (th = 1; th <= 2; th++)
+			printf "| %d | %s | %s | %s | %s | %s |\n", th,
+				stat(th, "base", 0), stat(th, "forward", 0),
+				stat(th, "palloc", 0), stat(th, "forward", 1),
+				stat(th, "palloc", 1)
+	}' "$tmp/hot"
+	echo
+	echo "Callgrind, instructions per pair (Ir of 1 million pairs minus Ir"
+	echo "of 0 pairs, divided by 10^6; deterministic):"
+	echo
+	echo "| threads | no interposer | forwarding | palloc | palloc - none |"
+	echo "|---|---|---|---|---|"
+	for th in 1 2; do
+		local ir=()
+		for v in base forward palloc; do
+			local i0 i1
+			for n in 0 1; do
+				mkdir -p "$tmp/out"
+				with "$v" valgrind --tool=callgrind \
+					--callgrind-out-file="$tmp/cg.$v.$n.$th" \
+					"$tmp/hotpath" "$n" "$th" \
+					>/dev/null 2>&1 ||
+					die "callgrind $v failed"
+			done
+			i0=$(awk '/^(summary|totals):/ { print $2; exit }' \
+				"$tmp/cg.$v.0.$th")
+			i1=$(awk '/^(summary|totals):/ { print $2; exit }' \
+				"$tmp/cg.$v.1.$th")
+			ir+=("$(awk -v a="$i0" -v b="$i1" -v t="$th" \
+				'BEGIN { printf "%.1f", (b - a) / 1e6 / t }')")
+		done
+		echo "| $th | ${ir[0]} | ${ir[1]} | ${ir[2]} |" \
+			"$(awk -v a="${ir[0]}" -v b="${ir[2]}" \
+				'BEGIN { printf "%+.1f", b - a }') |"
+	done
+	echo
+	echo "Per function, palloc, 1 thread, 1 million pairs (callgrind_annotate):"
+	echo
+	echo '```'
+	callgrind_annotate "$tmp/cg.palloc.1.1" 2>/dev/null |
+		sed -n '/file:function/,$p' | sed -n '3,10p'
+	echo '```'
+	echo
+}
+
+# ---- table 2: default rate ----
+
+cat_python() {
+	cat <<'EOF'
+for i in range(2):
+    l = [str(j) * 3 for j in range(200000)]
+    d = {s: [s] for s in l}
+    t = sorted(d.items(), key=lambda kv: kv[0][::-1])
+    del l, d, t
+EOF
+}
+
+cat_sqlite() {
+	cat <<'EOF'
+CREATE TABLE t(id INTEGER PRIMARY KEY, k TEXT, v INTEGER, pad TEXT);
+CREATE INDEX t_k ON t(k);
+CREATE INDEX t_v ON t(v);
+WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300000)
+INSERT INTO t(k, v, pad) SELECT hex(randomblob(12)), abs(random()) % 100000,
+       printf('%.*c', 40 + i % 60, 'x') FROM c;
+SELECT count(*), sum(length(pad)) FROM t WHERE v < 50000;
+EOF
+}
+
+# redis_one VARIANT REP: one redis-server under VARIANT, one
+# redis-benchmark (SET and GET, 50000 each, 50 clients) against it; appends
+# "redis_set VARIANT REP rps 0 hwm_kib" and the same for GET to
+# $tmp/redis.
+redis_one() {
+	local v=$1 r=$2 pid i hwm
+	rm -rf "$tmp/out"
+	mkdir -p "$tmp/out"
+	with "$v" redis-server --port "$port" --bind 127.0.0.1 --save '' \
+		--appendonly no --dir "$tmp" >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 1 100); do
+		redis-cli -p "$port" ping >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	redis-benchmark -p "$port" -n 50000 -t set,get -q --csv \
+		>"$tmp/rb.csv" 2>/dev/null || die "redis-benchmark failed"
+	# $pid is the subshell of "with"; the server is its child.
+	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$(redis-cli -p "$port" \
+		info server | tr -d '\r' | awk -F: '$1 == "process_id" {
+		print $2 }')/status")
+	redis-cli -p "$port" shutdown nosave >/dev/null 2>&1
+	wait "$pid"
+	awk -F, -v v="$v" -v r="$r" -v h="$hwm" '
+		{ gsub(/"/, "") }
+		$1 == "SET" { printf "redis_set %s %s %s 0 %s\n", v, r, $2, h }
+		$1 == "GET" { printf "redis_get %s %s %s 0 %s\n", v, r, $2, h }
+	' "$tmp/rb.csv" >>"$tmp/redis"
+}
+
+table_default() {
+	local r v
+	local reps=${reps:-3}
+
+	cat_python >"$tmp/py.py"
+	cat_sqlite >"$tmp/sq.sql"
+	: >"$tmp/results"
+	: >"$tmp/redis"
+	for r in $(seq 1 "$reps"); do
+		for v in $(order "$r" base forward palloc); do
+			measure churn_1t "$v" "$r" "$tmp/work" churn 30 1
+			measure churn_2t "$v" "$r" "$tmp/work" churn 15 2
+			measure growth_512MiB "$v" "$r" "$tmp/work" growth 512
+			measure deep_100 "$v" "$r" "$tmp/work" deep 40 100
+			measure python3 "$v" "$r" /usr/bin/python3 "$tmp/py.py"
+			measure_in sqlite3 "$v" "$r" "$tmp/sq.sql" \
+				/usr/bin/sqlite3 :memory:
+			redis_one "$v" "$r"
+		done
+	done
+	echo "## Table 2: default rate (512 KiB), palloc / no palloc ($reps paired runs)"
+	echo
+	echo "Wall time ratio, median (min-max); forward = the bare forwarding"
+	echo "interposer (the floor of any LD_PRELOAD profiler):"
+	echo
+	ratios 4 base forward palloc
+	echo
+	echo "CPU time (user+sys) ratio, median (min-max):"
+	echo
+	ratios 5 base forward palloc
+	echo
+	echo "redis-benchmark throughput ratio (requests/s, palloc / none):"
+	echo
+	mv "$tmp/results" "$tmp/results.work"
+	cp "$tmp/redis" "$tmp/results"
+	ratios 4 base forward palloc
+	echo
+	echo "Peak RSS (time -v maxrss; redis: VmHWM of the server):"
+	echo
+	cat "$tmp/results.work" >>"$tmp/results"
+	rssdiff base palloc
+	echo
+}
+
+# ---- table 3: every allocation ----
+
+table_every() {
+	local r v
+	local reps=${reps:-3}
+
+	: >"$tmp/results"
+	for r in $(seq 1 "$reps"); do
+		for v in $(order "$r" base palloc1 heaptrack); do
+			measure churn_1t "$v" "$r" "$tmp/work" churn 5 1
+			measure churn_2t "$v" "$r" "$tmp/work" churn 2.5 2
+		done
+	done
+	echo "## Table 3: every allocation (rate 1) ($reps paired runs)"
+	echo
+	echo "Wall time ratio to no profiler, median (min-max):"
+	echo
+	ratios 4 base palloc1 heaptrack
+	echo
+	echo "palloc's slowdown over heaptrack's (wall; target <= 0.333):"
+	echo
+	ratios 4 heaptrack palloc1
+	echo
+	echo "CPU time (user+sys) ratio to no profiler (heaptrack's CPU"
+	echo "excludes its heaptrack_interpret process):"
+	echo
+	ratios 5 base palloc1 heaptrack
+	echo
+	every_depth
+}
+
+# every_depth: a 100-deep recursion at rate 1 and max depth 128: how many
+# of its stacks reach main, and how deep they are.
+every_depth() {
+	mkdir -p "$tmp/out"
+	"$run" -q -r 1 --max-depth 128 -o "$tmp/out/deep.pb.gz" \
+		"$tmp/work" deep 0.02 100 >/dev/null ||
+		die "palloc-run deep failed"
+	go tool pprof -traces "$tmp/out/deep.pb.gz" 2>/dev/null >"$tmp/traces"
+	echo "100-deep recursion (work deep 0.02 100: 20,000 allocations),"
+	echo "palloc-run -r 1 --max-depth 128, read with go tool pprof -traces:"
+	echo
+	awk '
+	# Each trace ends at a line of dashes; frames are the lines with a
+	# function name after the value columns, or on their own lines.
+	/^-+\+-+$/ { if (nf) { n++; if (hasmain) m++; if (nf > mx) mx = nf
+		     if (!mn || nf < mn) mn = nf } nf = 0; hasmain = 0; next }
+	/^ *(File|Type|Time|Duration):/ { next }
+	NF {
+		f = $NF
+		nf++
+		if (f == "main") hasmain = 1
+	}
+	END {
+		if (nf) { n++; if (hasmain) m++; if (nf > mx) mx = nf
+			  if (!mn || nf < mn) mn = nf }
+		printf "| stacks | reaching main | share | frames min-max |\n"
+		printf "|---|---|---|---|\n"
+		printf "| %d | %d | %.1f %% | %d-%d |\n", n, m,
+			n ? 100 * m / n : 0, mn, mx
+	}' "$tmp/traces"
+	echo
+}
+
+# ---- table 4: bounded memory and output ----
+
+table_bounded() {
+	local s v size stacks
+	echo "## Table 4: churn loop for 10 s and 60 s (1 run each; not 10 min)"
+	echo
+	echo "| seconds | profile bytes | stacks in profile | sampled allocations | dropped | peak RSS base MiB | peak RSS palloc MiB | palloc - base MiB |"
+	echo "|---|---|---|---|---|---|---|---|"
+	for s in 10 60; do
+		: >"$tmp/results"
+		for v in base palloc; do
+			rm -rf "$tmp/keep"
+			mkdir -p "$tmp/keep"
+			LD_PRELOAD=$([ "$v" = palloc ] && echo "$agent") \
+				PALLOC_OUTPUT=$tmp/keep/p.pb.gz \
+				/usr/bin/time -f '%U %S %M' -o "$tmp/time" \
+				"$tmp/work" churn 0 1 "$s" >/dev/null ||
+				die "churn $s s failed"
+			awk -v v="$v" '{ print "churn", v, 1, 0, $1 + $2, $3 }' \
+				"$tmp/time" >>"$tmp/results"
+		done
+		size=$(stat -c %s "$tmp/keep/p.pb.gz")
+		stacks=$(go tool pprof -raw "$tmp/keep/p.pb.gz" 2>/dev/null |
+			awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
+			     s && /^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+:/ { n++ }
+			     END { print n + 0 }')
+		go tool pprof -comments "$tmp/keep/p.pb.gz" 2>/dev/null \
+			>"$tmp/comments"
+		awk -v s="$s" -v size="$size" -v stacks="$stacks" \
+			-v c="$(grep -m1 '^sampled allocations' "$tmp/comments")" '
+			{ rss[$2] = $6 }
+			END {
+				split(c, f, /[:;] */)
+				sampled = f[2]; dropped = f[4]
+				sub(/ .*/, "", dropped)
+				printf "| %d | %d | %d | %s | %s | %.1f | %.1f | %+.1f |\n",
+					s, size, stacks, sampled, dropped,
+					rss["base"] / 1024, rss["palloc"] / 1024,
+					(rss["palloc"] - rss["base"]) / 1024
+			}' "$tmp/results"
+	done
+	echo
+}
+
+# ---- table 6: peers ----
+
+table_peers() {
+	local r v
+	local reps=${reps:-3}
+	local vars="palloc heaptrack jemalloc jeprof palloc_je tcmalloc tcsample tcheap"
+
+	: >"$tmp/results"
+	for r in $(seq 1 "$reps"); do
+		for v in $(order "$r" base $vars); do
+			measure churn_1t "$v" "$r" "$tmp/work" churn 5 1
+			measure churn_2t "$v" "$r" "$tmp/work" churn 2.5 2
+		done
+	done
+	echo "## Table 6: peers on the churn loop ($reps paired runs)"
+	echo
+	echo "Wall time ratio to glibc without a profiler, median (min-max):"
+	echo
+	ratios 4 base $vars
+	echo
+	echo "CPU time (user+sys) ratio to glibc without a profiler:"
+	echo
+	ratios 5 base $vars
+	echo
+	echo "Each profiler against its own allocator (CPU time): jemalloc"
+	echo "prof / plain jemalloc, palloc over jemalloc / plain jemalloc,"
+	echo "tcmalloc sampling and HEAPPROFILE / plain tcmalloc:"
+	echo
+	ratios 5 jemalloc jeprof palloc_je
+	echo
+	ratios 5 tcmalloc tcsample tcheap
+	echo
+	echo "Peak RSS differences to glibc without a profiler (MiB):"
+	echo
+	for v in $vars; do
+		echo "$v:"
+		echo
+		rssdiff base "$v"
+		echo
+	done
+}
+
+case $table in
+hot | default | every | bounded | peers) ;;
+all) ;;
+*)
+	sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'
+	exit 2
+	;;
+esac
+build_programs
+# The machine is shared: as root, run ahead of the neighbours' builds.
+[ "$(id -u)" = 0 ] && renice -n -10 $$ >/dev/null 2>&1
+echo "<!-- $(date -u '+%Y-%m-%d %H:%M UTC'), agent $agent, load $(cut -d' ' -f1-3 /proc/loadavg) -->"
+echo
+if [ "$table" = all ]; then
+	for t in hot default every bounded peers; do
+		"table_$t"
+	done
+else
+	"table_$table"
+fi

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/* bench/agent: the allocation workloads of the overhead tables. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/*
+ * work churn MILLIONS THREADS [SECONDS] (MILLIONS may be a fraction)
+ *	each thread: MILLIONS million malloc/free pairs of 8 to 519 bytes
+ *	(LCG sizes), each block living while the next 4095 are allocated;
+ *	with SECONDS > 0 it repeats until SECONDS have passed instead.
+ * work growth MIB
+ *	64 buffers grown by realloc in steps of 1.25x until together they
+ *	hold MIB MiB (every new byte written), then freed: the large-block,
+ *	page-fault, realloc-copy path.
+ * work deep MILLIONS DEPTH (MILLIONS may be a fraction)
+ *	recurses DEPTH frames (not inlined, no tail calls) and at the leaf
+ *	does 1000 malloc/free pairs of 8 to 519 bytes; repeats until
+ *	MILLIONS million pairs are done. Stacks are DEPTH + 2 frames deep
+ *	up to main.
+ * Each prints a checksum so that the work cannot be optimized away.
+ */
+#define WINDOW 4096
+
+static unsigned long churn_pairs;
+static double churn_seconds;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *churn_thread(void *arg)
+{
+	void **live = calloc(WINDOW, sizeof(*live));
+	uint64_t x = (uintptr_t)arg, sum = 0;
+	double end = now_s() + churn_seconds;
+
+	if (!live)
+		exit(1);
+	for (unsigned long i = 0;; i++) {
+		size_t slot = i % WINDOW, size;
+		char *p;
+
+		if (churn_seconds > 0 ? (i % 65536 == 0 && now_s() >= end)
+				      : i >= churn_pairs)
+			break;
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		size = 8 + (size_t)((x >> 33) % 512);
+		free(live[slot]);
+		p = malloc(size);
+		if (!p)
+			exit(1);
+		p[0] = (char)i;
+		sum += (uintptr_t)p[0] + size;
+		live[slot] = p;
+	}
+	for (size_t i = 0; i < WINDOW; i++)
+		free(live[i]);
+	free(live);
+	return (void *)(uintptr_t)sum;
+}
+
+static int churn(double millions, int nthreads, double seconds)
+{
+	pthread_t tid[64];
+	uint64_t sum = 0;
+
+	churn_pairs = (unsigned long)(millions * 1e6);
+	churn_seconds = seconds;
+	if (nthreads < 1 || nthreads > 64)
+		return 2;
+	for (int i = 0; i < nthreads; i++)
+		if (pthread_create(&tid[i], NULL, churn_thread,
+				   (void *)(uintptr_t)(42 + i)))
+			return 2;
+	for (int i = 0; i < nthreads; i++) {
+		void *r;
+
+		pthread_join(tid[i], &r);
+		sum += (uintptr_t)r;
+	}
+	printf("%llu\n", (unsigned long long)sum);
+	return 0;
+}
+
+static int growth(unsigned long mib)
+{
+	enum { NBUF = 64 };
+	char *buf[NBUF] = { 0 };
+	size_t size[NBUF] = { 0 }, total = 0, limit = mib << 20;
+	uint64_t sum = 0;
+
+	while (total < limit) {
+		for (int i = 0; i < NBUF && total < limit; i++) {
+			size_t n = size[i] < 1024 ? 1024 : size[i] + size[i] / 4;
+			char *p = realloc(buf[i], n);
+
+			if (!p)
+				return 1;
+			memset(p + size[i], i, n - size[i]);
+			total += n - size[i];
+			buf[i] = p;
+			size[i] = n;
+		}
+	}
+	for (int i = 0; i < NBUF; i++) {
+		sum += (unsigned char)buf[i][size[i] - 1] + size[i];
+		free(buf[i]);
+	}
+	printf("%llu\n", (unsigned long long)sum);
+	return 0;
+}
+
+static uint64_t deep_x = 7;
+
+static __attribute__((noinline)) uint64_t leaf(void)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < 1000; i++) {
+		size_t size;
+		char *p;
+
+		deep_x = deep_x * 6364136223846793005ULL + 1442695040888963407ULL;
+		size = 8 + (size_t)((deep_x >> 33) % 512);
+		p = malloc(size);
+		if (!p)
+			exit(1);
+		p[0] = (char)i;
+		sum += (unsigned char)p[0];
+		free(p);
+	}
+	return sum;
+}
+
+static __attribute__((noinline)) uint64_t recurse(int depth)
+{
+	uint64_t r;
+
+	if (depth <= 1)
+		return leaf();
+	r = recurse(depth - 1);
+	/* work after the call: no tail call, the frame stays */
+	__asm__ volatile("" : "+r"(r));
+	return r + 1;
+}
+
+static int deep(double millions, int depth)
+{
+	uint64_t sum = 0;
+
+	for (unsigned long done = 0; done < millions * 1e6; done += 1000)
+		sum += recurse(depth);
+	printf("%llu\n", (unsigned long long)sum);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long a = argc > 2 ? strtoul(argv[2], NULL, 10) : 10;
+	long b = argc > 3 ? strtol(argv[3], NULL, 10) : 1;
+
+	if (argc > 1 && !strcmp(argv[1], "churn"))
+		return churn(argc > 2 ? strtod(argv[2], NULL) : 10, (int)b,
+			     argc > 4 ? strtod(argv[4], NULL) : 0);
+	if (argc > 1 && !strcmp(argv[1], "growth"))
+		return growth(a);
+	if (argc > 1 && !strcmp(argv[1], "deep"))
+		return deep(argc > 2 ? strtod(argv[2], NULL) : 10,
+			    argc > 3 ? (int)b : 100);
+	fprintf(stderr, "usage: work churn|growth|deep ...\n");
+	return 2;
+}
