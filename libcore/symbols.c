@@ -23,12 +23,25 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
 #define MAX_FRAMES 64
 
 /* What we know about one mapping's file. */
+/* Address ranges of a module's CUs, for objects without .debug_aranges. */
+struct cu_range {
+	Dwarf_Addr lo, hi; /* [lo, hi) in DWARF addresses */
+	Dwarf_Off off;	   /* the CU DIE's offset */
+};
+
+struct cu_index {
+	bool built;
+	size_t n;
+	struct cu_range *r; /* sorted by lo */
+};
+
 struct mod {
 	Dwfl *dwfl; /* NULL: not usable */
 	Dwfl_Module *mod;
 	bool owner; /* another mapping may share the same Dwfl */
 	bool dwarf;
 	bool any_function, any_line;
+	struct cu_index *cus; /* owned with the Dwfl */
 };
 
 struct symbolizer {
@@ -284,6 +297,7 @@ static void open_mapping(struct symbolizer *s, size_t i)
 	if (!md->mod)
 		goto fail;
 	md->owner = true;
+	md->cus = calloc(1, sizeof(*md->cus));
 	md->dwarf = dwfl_module_getdwarf(md->mod, &dbias) != NULL;
 	if (!md->dwarf)
 		s->st->mappings_no_dwarf++;
@@ -351,6 +365,83 @@ static const char *call_file(Dwarf_Die *die)
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
+static int cu_range_cmp(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Index every CU's address ranges (once per module). */
+static void build_cu_index(struct mod *md)
+{
+	struct cu_index *ix = md->cus;
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias;
+	size_t cap = 0;
+
+	ix->built = true;
+	while ((cu = dwfl_module_nextcu(md->mod, cu, &bias))) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
+			if (ix->n == cap) {
+				struct cu_range *nr;
+
+				cap = cap ? cap * 2 : 64;
+				nr = realloc(ix->r, cap * sizeof(*nr));
+				if (!nr)
+					return;
+				ix->r = nr;
+			}
+			ix->r[ix->n].lo = lo;
+			ix->r[ix->n].hi = hi;
+			ix->r[ix->n].off = dwarf_dieoffset(cu);
+			ix->n++;
+		}
+	}
+	if (ix->n)
+		qsort(ix->r, ix->n, sizeof(*ix->r), cu_range_cmp);
+}
+
+/*
+ * The CU holding addr. dwfl_module_addrdie() relies on .debug_aranges,
+ * which clang does not emit by default (and libdw 0.188 does not rebuild);
+ * without it, the CUs' own ranges are indexed and searched.
+ */
+static Dwarf_Die *find_cu(struct mod *md, uint64_t addr, Dwarf_Addr *bias,
+			  Dwarf_Die *mem)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(md->mod, addr, bias);
+	struct cu_index *ix = md->cus;
+	Dwarf *dw;
+	size_t lo = 0, hi;
+
+	if (cu || !ix)
+		return cu;
+	dw = dwfl_module_getdwarf(md->mod, bias);
+	if (!dw)
+		return NULL;
+	if (!ix->built)
+		build_cu_index(md);
+	hi = ix->n;
+	/* lo: the first range starting above addr; CU ranges do not
+	 * overlap in practice, but look a few back in case they do */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->r[mid].lo <= addr - *bias)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (hi = lo; hi > 0 && lo - hi < 8; hi--)
+		if (addr - *bias < ix->r[hi - 1].hi)
+			return dwarf_offdie(dw, ix->r[hi - 1].off, mem);
+	return NULL;
+}
+
 /* Depth of the DIE chain kept: CU children down to the innermost scope. */
 #define MAX_SCOPES 128
 
@@ -401,26 +492,28 @@ static int scope_chain(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *chain,
  * and *lt_line get the line table's answer, for a caller that finds no
  * function DIE but still wants a file and line.
  */
-static size_t dwarf_lines(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
+static size_t dwarf_lines(struct symbolizer *s, struct mod *md, uint64_t addr,
 			  const char *sym, struct pprof_line *lines,
 			  const char **lt_file, int *lt_line)
 {
-	Dwarf_Die chain[MAX_SCOPES];
+	Dwarf_Die chain[MAX_SCOPES], cu_mem;
 	Dwarf_Addr bias;
 	Dwarf_Die *cu;
-	Dwfl_Line *dl;
+	Dwarf_Line *dl;
 	const char *file = NULL;
 	int line = 0, depth, i;
 	size_t n = 0;
 
-	dl = dwfl_module_getsrc(mod, addr);
-	if (dl)
-		file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
-	*lt_file = file;
-	*lt_line = line;
-	cu = dwfl_module_addrdie(mod, addr, &bias);
+	cu = find_cu(md, addr, &bias, &cu_mem);
 	if (!cu)
 		return 0;
+	dl = dwarf_getsrc_die(cu, addr - bias);
+	if (dl) {
+		file = dwarf_linesrc(dl, NULL, NULL);
+		dwarf_lineno(dl, &line);
+	}
+	*lt_file = file;
+	*lt_line = line;
 	depth = scope_chain(cu, addr - bias, chain, 0);
 	for (i = depth - 1; i >= 0 && n < MAX_FRAMES; i--) {
 		Dwarf_Die *d = &chain[i];
@@ -464,8 +557,7 @@ static void symbolize_location(struct symbolizer *s, struct pprof_location *l)
 	sym = dwfl_module_addrinfo(md->mod, l->address, &off, &esym, NULL, NULL,
 				   NULL);
 	if (md->dwarf)
-		n = dwarf_lines(s, md->mod, l->address, sym, lines, &file,
-				&line);
+		n = dwarf_lines(s, md, l->address, sym, lines, &file, &line);
 	if (n == 0 && sym) {
 		/* the symbol, with the line table's file and line if any */
 		const char *name = symbols_demangle(s->p, sym);
@@ -535,8 +627,12 @@ int symbols_symbolize(struct pprof_profile *p, const char *root,
 			m->has_line_numbers = true;
 			m->has_inline_frames = true;
 		}
-		if (md->owner)
+		if (md->owner) {
 			dwfl_end(md->dwfl);
+			if (md->cus)
+				free(md->cus->r);
+			free(md->cus);
+		}
 	}
 	debug_root = NULL;
 	free(s.mods);

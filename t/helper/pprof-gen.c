@@ -80,7 +80,9 @@ static int write_bytes(const char *path, const void *data, size_t len)
 
 	if (!f)
 		return msg_set_errno(errno, "cannot open '%s'", path);
-	if ((len && fwrite(data, len, 1, f) != 1) | (fclose(f) != 0))
+	bool failed = len && fwrite(data, len, 1, f) != 1;
+
+	if (fclose(f) != 0 || failed)
 		return msg_set_errno(errno, "cannot write '%s'", path);
 	return 0;
 }
