@@ -414,36 +414,22 @@ static int print_prom(FILE *fp, const struct opts *o, const struct proc *v,
 		      size_t n)
 {
 	char name[PROM_NAME_MAX], metric[96], pid[16];
+	struct procfs_prom_proc *pv;
 	size_t f, i, j;
+	int rc;
 
-	for (f = 0; f <= PROCFS_NFIELDS; f++) {
-		const char *key = f < PROCFS_NFIELDS ? procfs_field_json_name(f)
-						     : "uss_bytes";
-
-		snprintf(metric, sizeof(metric), "smaps_%s", key);
-		prom_name(name, sizeof(name), metric);
-		snprintf(metric, sizeof(metric),
-			 "%s of the process "
-			 "(/proc/PID/smaps_rollup%s), bytes.",
-			 f < PROCFS_NFIELDS ? procfs_field_kernel_name(f)
-					    : "Private_Clean + Private_Dirty",
-			 "");
-		if (prom_family(fp, name, PROM_GAUGE, metric) < 0)
-			return -1;
-		for (i = 0; i < n; i++) {
-			struct prom_label l[2] = {{"pid", pid},
-						  {"command", v[i].comm}};
-			uint64_t val;
-
-			if (f < PROCFS_NFIELDS && !procfs_has(&v[i].u, f))
-				continue;
-			val = f < PROCFS_NFIELDS ? v[i].u.v[f]
-						 : procfs_uss(&v[i].u);
-			snprintf(pid, sizeof(pid), "%d", (int)v[i].pid);
-			if (prom_sample_u64(fp, name, l, 2, val) < 0)
-				return -1;
-		}
+	pv = calloc(n ? n : 1, sizeof(*pv));
+	if (!pv)
+		return msg_set("out of memory");
+	for (i = 0; i < n; i++) {
+		pv[i].pid = v[i].pid;
+		pv[i].command = v[i].comm;
+		pv[i].u = &v[i].u;
 	}
+	rc = procfs_prom(fp, pv, n);
+	free(pv);
+	if (rc < 0)
+		return -1;
 	if (!o->maps)
 		return 0;
 	for (f = 0; f < 3; f++) {

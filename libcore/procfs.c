@@ -3,6 +3,7 @@
 #include "procfs.h"
 #include "json.h"
 #include "msg.h"
+#include "prom.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -796,5 +797,39 @@ int procfs_usage_json(json_t *obj, const struct procfs_usage *u)
 	for (i = 0; i < u->nraw; i++)
 		json_set(raw, u->raw[i].name, json_u64(u->raw[i].bytes));
 	json_set(obj, "raw", raw);
+	return 0;
+}
+
+int procfs_prom(FILE *fp, const struct procfs_prom_proc *v, size_t n)
+{
+	char name[PROM_NAME_MAX], help[96], pid[16];
+	size_t f, i;
+
+	for (f = 0; f <= PROCFS_NFIELDS; f++) {
+		bool uss = f == PROCFS_NFIELDS;
+
+		snprintf(help, sizeof(help), "smaps_%s",
+			 uss ? "uss_bytes" : fields[f].json);
+		if (prom_name(name, sizeof(name), help) < 0)
+			return -1;
+		snprintf(help, sizeof(help),
+			 "%s of the process (/proc/PID/smaps_rollup), bytes.",
+			 uss ? "Private_Clean + Private_Dirty"
+			     : fields[f].kernel);
+		if (prom_family(fp, name, PROM_GAUGE, help) < 0)
+			return -1;
+		for (i = 0; i < n; i++) {
+			const struct procfs_usage *u = v[i].u;
+			struct prom_label l[2] = {{"pid", pid},
+						  {"command", v[i].command}};
+
+			if (!u || (!uss && !procfs_has(u, f)))
+				continue;
+			snprintf(pid, sizeof(pid), "%d", (int)v[i].pid);
+			if (prom_sample_u64(fp, name, l, 2,
+					    uss ? procfs_uss(u) : u->v[f]) < 0)
+				return -1;
+		}
+	}
 	return 0;
 }

@@ -213,4 +213,21 @@ int procfs_read_file(const char *path, char **buf, size_t *len);
  */
 int procfs_usage_json(json_t *obj, const struct procfs_usage *u);
 
+/* One process for procfs_prom(). */
+struct procfs_prom_proc {
+	pid_t pid;
+	const char *command;	      /* comm: the "command" label */
+	const struct procfs_usage *u; /* NULL: leave the process out */
+};
+
+/*
+ * The Prometheus gauge families palloc_smaps_<json name> (every field in
+ * enum order: palloc_smaps_rss_bytes, ..._pss_bytes, ..., then
+ * palloc_smaps_uss_bytes), each with one sample per process of V that
+ * has the field, labelled pid and command. palloc-smaps --prom and the
+ * /metrics endpoint both write these. Returns 0, or -1 with msg_set() on
+ * a write error.
+ */
+int procfs_prom(FILE *fp, const struct procfs_prom_proc *v, size_t n);
+
 #endif /* PALLOC_PROCFS_H */
