@@ -10,14 +10,20 @@
 /*
  * How a command writes JSON (STYLE.md section 7):
  *
- *	json_t *top = json_top_new("palloc-x");
- *	if (!top)
- *		... msg_last() says why ...
- *	json_object_set_new(top, "size_bytes", json_u64(n));
- *	json_object_set_new(top, "peak_bytes", json_u64_or_null(have, v));
- *	if (json_print(stdout, top, 0) < 0)
+ *	json_t *top = json_top_new("palloc-x"), *arr = json_array();
+ *
+ *	json_set(top, "size_bytes", json_u64(n));
+ *	json_set(top, "peak_bytes", json_u64_or_null(have_peak, peak));
+ *	json_push(arr, json_hex(addr));
+ *	json_set(top, "addresses", arr);
+ *	if (json_failed())
+ *		... out of memory: msg_last() says so, print nothing ...
+ *	else if (json_print(stdout, top, JSON_INDENT(2)) < 0)
  *		... write error, msg_last() says why ...
  *	json_decref(top);
+ *
+ * (json_top_new() may return NULL; json_set() on a NULL object only
+ * records the failure, so the single json_failed() test covers it.)
  *
  * The whole value is built first and written in one go, so an error found
  * while collecting prints nothing on stdout. Keys come out in insertion
