@@ -4,7 +4,7 @@
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 . "$top_srcdir/t/lib-kernel.sh"
 
-plan 28
+plan 29
 F=$top_srcdir/t/fixtures
 
 # A PID that does not exist (above any pid_max: 2^22).
@@ -24,6 +24,32 @@ else
 	skip "no zombie to read"; skip "no zombie"; skip "no zombie"
 fi
 kill $parent 2>/dev/null
+
+# Processes that exit while they are read, for real: 100 short-lived ones,
+# each read as it ends. Every run is either a whole JSON object (exit 0) or
+# one error line and nothing on stdout (exit 2); never half of either.
+race_ok() {
+	_i=0 _good=0 _gone=0
+	while [ $_i -lt 100 ]; do
+		sh -c 'x=1' &
+		palloc-smaps --json --maps $! >race.out 2>race.err
+		_rc=$?
+		if [ $_rc -eq 0 ] && jq -e .processes[0].pid race.out >/dev/null
+		then
+			_good=$((_good + 1))
+		elif [ $_rc -eq 2 ] && [ ! -s race.out ] &&
+			[ "$(wc -l <race.err)" -eq 1 ]; then
+			_gone=$((_gone + 1))
+		else
+			echo "# run $_i: exit $_rc"; sed 's/^/# /' race.err
+			return 1
+		fi
+		wait
+		_i=$((_i + 1))
+	done
+	echo "# read whole: $_good, gone (one error line): $_gone"
+}
+check "100 processes read as they exit: whole output or one error" race_ok
 
 # Another user's process: permission denied (needs root to switch users).
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&
