@@ -227,6 +227,35 @@ static int load_bias(Elf *elf, const struct pprof_mapping *m, uint64_t *bias)
 	return 0;
 }
 
+/*
+ * For a live process (root "/proc/PID/root"), a file that was deleted or
+ * replaced since it was mapped (a package upgrade) is still reachable as
+ * /proc/PID/map_files/START-END. On success path is that name; on failure
+ * errno is the first open's.
+ */
+static int open_map_file(const char *root, const struct pprof_mapping *m,
+			 char *path, size_t size)
+{
+	size_t len = strlen(root);
+	char alt[256];
+	int err = errno, fd;
+
+	if (strncmp(root, "/proc/", 6) != 0 || len < 5 ||
+	    strcmp(root + len - 5, "/root") != 0 ||
+	    (size_t)snprintf(alt, sizeof(alt), "%.*s/map_files/%llx-%llx",
+			     (int)(len - 5), root, (unsigned long long)m->start,
+			     (unsigned long long)m->limit) >= sizeof(alt))
+		goto fail;
+	fd = open(alt, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	snprintf(path, size, "%s", alt);
+	return fd;
+fail:
+	errno = err;
+	return -1;
+}
+
 /* Check the file behind mapping i and load it into libdwfl. */
 static void open_mapping(struct symbolizer *s, size_t i)
 {
@@ -243,6 +272,8 @@ static void open_mapping(struct symbolizer *s, size_t i)
 	int fd;
 
 	fd = open_under(s->root, m->file, path, sizeof(path));
+	if (fd < 0)
+		fd = open_map_file(s->root, m, path, sizeof(path));
 	if (fd < 0) {
 		s->st->mappings_missing++;
 		warn(s, "cannot open '%s': %s; not symbolized", path,

@@ -8,6 +8,8 @@
 #include "tap.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 /*
  * The functions whose addresses get symbolized. The line numbers are
@@ -191,6 +193,37 @@ int main(void)
 		tap_ok(symbols_symbolize(q, "/proc/self/root", NULL) == 0 &&
 			       q->locations[id - 1].n_lines == 1,
 		       "a root prefix (/proc/self/root) works");
+		pprof_free(q);
+	}
+
+	/* a file deleted since it was mapped, in a live process (opening
+	 * map_files needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE) */
+	{
+		struct pprof_profile *q = pprof_new(NULL);
+		struct mapbuf del = self;
+		char mf[128];
+		uint64_t m, id;
+		int fd;
+
+		snprintf(mf, sizeof(mf), "/proc/self/map_files/%llx-%llx",
+			 (unsigned long long)self.m.start,
+			 (unsigned long long)self.m.limit);
+		fd = open(mf, O_RDONLY);
+		del.m.file = "/deleted/by/an/upgrade (deleted)";
+		del.m.build_id = self.id;
+		m = pprof_add_mapping(q, &del.m);
+		id = pprof_add_location(q, m, (uintptr_t)sym_leaf + 1, NULL, 0);
+		if (fd < 0)
+			printf("ok %d # SKIP cannot open %s: %s\n", ++tap_n, mf,
+			       strerror(errno));
+		else
+			tap_ok(symbols_symbolize(q, "/proc/self/root", NULL) ==
+					       0 &&
+				       q->locations[id - 1].n_lines == 1,
+			       "a deleted file is read through "
+			       "/proc/PID/map_files");
+		if (fd >= 0)
+			close(fd);
 		pprof_free(q);
 	}
 
