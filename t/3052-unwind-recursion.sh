@@ -98,12 +98,11 @@ else
 fi
 
 # fp: recorded, not asserted beyond a valid profile: on this binary a frame-
-# pointer walk cannot follow a frame without a frame pointer. With an agent
-# built with frame pointers it gives leaf_alloc (the caller of malloc) and
-# then whatever frame rbp still points to: the nearest caller that keeps a
-# frame pointer (main's caller in libc here), skipping all 60 descend
-# frames and main. With an agent built without them (gcc's default at
-# -O2) the walk ends inside the agent: the stacks are empty.
+# pointer walk cannot follow a frame without a frame pointer. The agent is
+# built with frame pointers, so the walk gets through its hook frames to
+# leaf_alloc (the caller of malloc), then reads leaf_alloc's rbp, which is
+# not a frame pointer: the walk stops (0 here, from _start), or jumps to
+# the nearest caller that keeps one, skipping all 60 descend frames.
 if profile_of fp-1 fp 1; then
 	ok "fp, rate 1: profile read by go tool pprof"
 else
