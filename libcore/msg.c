@@ -8,7 +8,7 @@
 static __thread char last_msg[MSG_MAX];
 static const char *prog_name = "palloc";
 
-static void vset(const char *fmt, va_list ap)
+PALLOC_PRINTF(1, 0) static void vset(const char *fmt, va_list ap)
 {
 	int n = vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
 
@@ -81,8 +81,8 @@ const char *msg_prog(void)
 	return prog_name;
 }
 
-static void vprint(const char *prefix, const char *fmt, va_list ap,
-		   const char *suffix)
+PALLOC_PRINTF(2, 0) static void vprint(const char *prefix, const char *fmt,
+					  va_list ap, const char *suffix)
 {
 	fflush(stdout);
 	fprintf(stderr, "%s: %s", prog_name, prefix);
