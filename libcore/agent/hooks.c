@@ -171,7 +171,7 @@ static void *next_sym(const char *name, bool required)
 
 void agent_resolve_real(void)
 {
-	int zero = 0;
+	int zero = 0, saved;
 	struct agent_thread *t = &agent_tls;
 
 	if (__atomic_load_n(&resolve_state, __ATOMIC_ACQUIRE) == 2 || resolving)
@@ -184,6 +184,7 @@ void agent_resolve_real(void)
 			sched_yield();
 		return;
 	}
+	saved = errno;
 	resolving = true;
 	t->guard++;
 	t->quiet++;
@@ -247,6 +248,7 @@ void agent_resolve_real(void)
 	t->guard--;
 	resolving = false;
 	__atomic_store_n(&resolve_state, 2, __ATOMIC_RELEASE);
+	errno = saved; /* dlsym may have set it */
 }
 
 static void *stub_malloc(size_t n)
