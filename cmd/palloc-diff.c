@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "diff.h"
+#include "json.h"
 #include "msg.h"
 #include "num.h"
 #include "pprof.h"
@@ -144,55 +145,37 @@ static json_t *build_json(const char *base_path, const char *new_path,
 {
 	const struct diff_totals *t = &d->totals[idx];
 	const char *u = report_unit_suffix(r->unit);
-	json_t *o = json_object(), *rep = report_to_json(r, top);
+	json_t *o = json_top_new("palloc-diff"), *rep = report_to_json(r, top);
 	char key[64];
-	int err = 0;
 
-	if (!o || !rep) {
-		json_decref(o);
-		json_decref(rep);
-		return NULL;
-	}
-	err |= json_object_set_new(o, "format", json_string("palloc-diff"));
-	err |= json_object_set_new(o, "format_version", json_integer(1));
-	err |= json_object_set_new(o, "base", json_string(base_path));
-	err |= json_object_set_new(o, "new", json_string(new_path));
-	err |= json_object_set_new(o, "sample_type",
-				   json_string(r->sample_type));
-	err |= json_object_set_new(o, "unit", json_string(r->unit));
+	json_failed();
+	json_set(o, "base", json_str_or_null(base_path));
+	json_set(o, "new", json_str_or_null(new_path));
+	json_set(o, "sample_type", json_str_or_null(r->sample_type));
+	json_set(o, "unit", json_str_or_null(r->unit));
 	snprintf(key, sizeof(key), "base_%s", u);
-	err |= json_object_set_new(o, key, json_integer(t->base_sum));
+	json_set(o, key, json_integer(t->base_sum));
 	snprintf(key, sizeof(key), "new_%s", u);
-	err |= json_object_set_new(o, key, json_integer(t->new_sum));
+	json_set(o, key, json_integer(t->new_sum));
 	snprintf(key, sizeof(key), "growth_%s", u);
-	err |= json_object_set_new(o, key, json_integer(r->sum));
-	err |= json_object_set_new(
-		o, "growth_ratio",
-		t->base_sum > 0
-			? json_real((double)r->sum / (double)t->base_sum)
-			: json_null());
+	json_set(o, key, json_integer(r->sum));
+	json_set(o, "growth_ratio",
+		 json_real_or_null(t->base_sum > 0,
+				   (double)r->sum / (double)t->base_sum));
 	snprintf(key, sizeof(key), "pprof_total_%s", u);
-	err |= json_object_set_new(o, key, json_integer(r->total));
-	err |= json_object_set_new(o, "base_stack_count",
-				   json_integer((json_int_t)d->base_stacks));
-	err |= json_object_set_new(o, "new_stack_count",
-				   json_integer((json_int_t)d->new_stacks));
-	err |= json_object_set_new(o, "matched_stack_count",
-				   json_integer((json_int_t)d->matched_stacks));
-	err |= json_object_set_new(
-		o, "changed_stack_count",
-		json_integer((json_int_t)d->profile->n_samples));
-	err |= json_object_set_new(o, "matched_by_line",
-				   json_boolean(d->used_lines));
-	err |= json_object_set_new(o, "growth_limit_exceeded",
-				   checked ? json_boolean(exceeded)
-					   : json_null());
-	err |= json_object_set_new(o, "function_count",
-				   json_integer((json_int_t)r->n_rows));
-	err |= json_object_set(o, "functions",
-			       json_object_get(rep, "functions"));
+	json_set(o, key, json_integer(r->total));
+	json_set(o, "base_stack_count", json_u64(d->base_stacks));
+	json_set(o, "new_stack_count", json_u64(d->new_stacks));
+	json_set(o, "matched_stack_count", json_u64(d->matched_stacks));
+	json_set(o, "changed_stack_count", json_u64(d->profile->n_samples));
+	json_set(o, "matched_by_line", json_boolean(d->used_lines));
+	json_set(o, "growth_limit_exceeded",
+		 checked ? json_boolean(exceeded) : json_null());
+	json_set(o, "function_count", json_u64(r->n_rows));
+	json_set(o, "functions",
+		 json_incref(rep ? json_object_get(rep, "functions") : NULL));
 	json_decref(rep);
-	if (err) {
+	if (json_failed()) {
 		json_decref(o);
 		return NULL;
 	}
@@ -340,10 +323,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (json) {
-		if (json_dumpf(json, stdout,
-			       JSON_INDENT(2) | JSON_REAL_PRECISION(6)) < 0 ||
-		    fputc('\n', stdout) == EOF) {
-			msg_error("write error");
+		if (json_print(stdout, json,
+			       JSON_INDENT(2) | JSON_REAL_PRECISION(6)) < 0) {
+			if (errno != EPIPE)
+				msg_error("%s", msg_last());
 			rc = 1;
 			goto out;
 		}

@@ -5,6 +5,7 @@
 
 #include <math.h>
 
+#include "json.h"
 #include "msg.h"
 
 /* One function being summed; the name is not owned here. */
@@ -442,29 +443,20 @@ const char *report_unit_suffix(const char *unit)
 	return "value";
 }
 
-/* A JSON string; names from hostile files may not be UTF-8. */
-static json_t *jstr(const char *s)
-{
-	json_t *j = json_string(s);
-
-	return j ? j : json_string("(invalid UTF-8)");
-}
-
 static json_t *ratio(int64_t v, int64_t total)
 {
-	if (!total)
-		return json_null();
-	return json_real(round(fabs((double)v / (double)total) * 1e6) / 1e6);
+	return json_real_or_null(
+		total != 0, round(fabs((double)v / (double)total) * 1e6) / 1e6);
 }
 
-/* Set key PREFIX_SUFFIX of o to value (stolen). 0 or -1. */
-static int set_unit(json_t *o, const char *prefix, const char *suffix,
-		    json_t *value)
+/* Set key PREFIX_SUFFIX of o to value (stolen), as json_set(). */
+static void set_unit(json_t *o, const char *prefix, const char *suffix,
+		     json_t *value)
 {
 	char key[64];
 
 	snprintf(key, sizeof(key), "%s_%s", prefix, suffix);
-	return json_object_set_new(o, key, value);
+	json_set(o, key, value);
 }
 
 json_t *report_to_json(const struct report *r, size_t max_rows)
@@ -473,45 +465,33 @@ json_t *report_to_json(const struct report *r, size_t max_rows)
 	size_t n = max_rows && max_rows < r->n_rows ? max_rows : r->n_rows;
 	json_t *o = json_object(), *rows = json_array();
 	int64_t sum = 0;
-	int err = 0;
 
-	if (!o || !rows)
-		goto fail;
-	err |= json_object_set_new(o, "sample_type", jstr(r->sample_type));
-	err |= json_object_set_new(o, "unit", jstr(r->unit));
-	err |= set_unit(o, "total", u, json_integer(r->total));
-	err |= set_unit(o, "net", u, json_integer(r->sum));
-	err |= json_object_set_new(o, "function_count",
-				   json_integer((json_int_t)r->n_rows));
-	for (size_t i = 0; i < n && !err; i++) {
+	/* Names come from untrusted files: json_str_or_null makes them
+	 * valid UTF-8. Failures are collected by json_set/json_push. */
+	json_failed();
+	json_set(o, "sample_type", json_str_or_null(r->sample_type));
+	json_set(o, "unit", json_str_or_null(r->unit));
+	set_unit(o, "total", u, json_integer(r->total));
+	set_unit(o, "net", u, json_integer(r->sum));
+	json_set(o, "function_count", json_u64(r->n_rows));
+	for (size_t i = 0; i < n && rows; i++) {
 		const struct report_row *row = &r->rows[i];
 		json_t *x = json_object();
 
-		if (!x)
-			goto fail;
 		sum = report_add_sat(sum, row->flat);
-		err |= json_object_set_new(x, "function", jstr(row->name));
-		err |= set_unit(x, "flat", u, json_integer(row->flat));
-		err |= json_object_set_new(x, "flat_ratio",
-					   ratio(row->flat, r->total));
-		err |= json_object_set_new(x, "sum_ratio",
-					   ratio(sum, r->total));
-		err |= set_unit(x, "cum", u, json_integer(row->cum));
-		err |= json_object_set_new(x, "cum_ratio",
-					   ratio(row->cum, r->total));
-		err |= json_array_append_new(rows, x);
+		json_set(x, "function", json_str_or_null(row->name));
+		set_unit(x, "flat", u, json_integer(row->flat));
+		json_set(x, "flat_ratio", ratio(row->flat, r->total));
+		json_set(x, "sum_ratio", ratio(sum, r->total));
+		set_unit(x, "cum", u, json_integer(row->cum));
+		json_set(x, "cum_ratio", ratio(row->cum, r->total));
+		json_push(rows, x);
 	}
-	err |= json_object_set(o, "functions", rows);
-	json_decref(rows);
-	if (err) {
+	json_set(o, "functions", rows);
+	if (json_failed()) {
 		json_decref(o);
 		msg_set_errno(ENOMEM, "report: out of memory");
 		return NULL;
 	}
 	return o;
-fail:
-	json_decref(o);
-	json_decref(rows);
-	msg_set_errno(ENOMEM, "report: out of memory");
-	return NULL;
 }
