@@ -89,7 +89,7 @@ HOME=$T GOCACHE=$T/gocache GOFLAGS= GO111MODULE=off \
 	skip_all "cannot run a Go program"
 
 types="alloc_objects alloc_space inuse_objects inuse_space"
-plan 13
+plan 14
 
 # pprof's rows "flat cum name" (exact integers: -unit=B prints bytes, and
 # counts get a stray B), without pprof's "(inline)" marks and 0/0 rows.
@@ -163,4 +163,17 @@ palloc-diff -o d.pb.gz base.pb.gz new.pb.gz 2>o.err &&
 	diff -u theirs.inuse_space d.rows &&
 	ok "-o output read by pprof gives the same flat and cum" ||
 	not_ok "-o output read by pprof gives the same flat and cum"
+# The --top table: same rows in the same order (pprof's FlatNameOrder) with
+# the same flat%, sum% and cum% as pprof prints them.
+pct_rows() { # the table of FILE as "flat% sum% cum% name", 0/0 rows out
+	sed -n '/^ *flat  *flat%/,$p' "$1" | sed 1d |
+		sed -e 's/ (inline)$//' -e 's/ (partial-inline)$//' |
+		awk '$1 != "0" || $4 != "0" { n = $2 " " $3 " " $5;
+		       $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); print n, $0 }'
+}
+palloc-diff --top=0 base.pb.gz new.pb.gz >ours.top 2>/dev/null &&
+	pct_rows pprof.inuse_space >theirs.pct && pct_rows ours.top >ours.pct &&
+	[ -s ours.pct ] && diff -u theirs.pct ours.pct &&
+	ok "--top: rows, order and percentages as pprof -top -diff_base" ||
+	not_ok "--top: rows, order and percentages as pprof -top -diff_base"
 done_testing
