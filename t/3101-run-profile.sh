@@ -3,18 +3,9 @@
 # palloc-run with the real agent: which files it reports, the summary line,
 # -q, the output pattern, --no-symbolize, signals and statuses with a profile.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-need_agent
-need palloc-run run-workload nm
-need_pprof
-nm -D --defined-only "$PALLOC_AGENT" | grep -qw malloc ||
-	skip_all "the agent does not interpose malloc yet"
-
-# line_re PATH TOP: the summary line palloc-run prints for one profile.
-num='[0-9]+(\.[0-9])? (B|KiB|MiB|GiB|TiB)'
-line_re() {
-	printf '^palloc-run: wrote %s: alloc %s in [0-9]+ objects, inuse %s in [0-9]+ objects, top inuse: %s$' \
-		"$1" "$num" "$num" "$2"
-}
+need run-workload
+. "$top_srcdir/t/lib-run.sh"
+line_re() { run_line_re "$1" "inuse: $2"; }
 
 # 100 live blocks of 10000 bytes in keep_blocks, as many freed in
 # churn_blocks; every allocation recorded.
@@ -108,6 +99,23 @@ check "SIGTERM forwarded, handled: status 0, profile written" \
 	test $rc -eq 0 -a -s sig.pb.gz
 check "SIGTERM forwarded: one summary line" \
 	grep -Eq "$(line_re sig.pb.gz keep_blocks)" err
+
+# A program that execs a static one writes no profile: one warning line,
+# the status stays the program's.
+if cc -static -o static-prog -x c - 2>cc.err <<EOF
+int main(void) { return 3; }
+EOF
+then
+	palloc-run -o st.pb.gz sh -c 'exec ./static-prog' >out 2>err
+	rc=$?
+	check "exec of a static program: its status (3)" [ $rc -eq 3 ]
+	check "exec of a static program: one line, no profile" diff -u - err <<EOF
+palloc-run: warning: 'sh' wrote no profile 'st.pb.gz': did it exec a static or setuid program, or clear LD_PRELOAD?
+EOF
+else
+	skip "cc -static does not work (libc6-dev's libc.a?)"
+	skip "cc -static does not work"
+fi
 
 echo "1..$_n"
 done_testing

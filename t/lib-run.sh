@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-# t/lib-run.sh: shared checks of the real-program tests (t/311x), sourced
-# after t/lib.sh. Each check is one TAP test.
+# t/lib-run.sh: prerequisites and checks shared by the palloc-run tests
+# with the agent (t/3101, t/311x), sourced after t/lib.sh. Each check is one
+# TAP test.
 
 need_agent
 need palloc-run nm
@@ -8,11 +9,12 @@ need_pprof
 nm -D --defined-only "$PALLOC_AGENT" | grep -qw malloc ||
 	skip_all "the agent does not interpose malloc yet"
 
-# The summary line palloc-run prints for profile $1 (any top function).
+# run_line_re PATH [TOP]: the summary line palloc-run prints for profile
+# PATH, as an extended regular expression; TOP: the top function's (any).
 _num='[0-9]+(\.[0-9])? (B|KiB|MiB|GiB|TiB)'
 run_line_re() {
-	printf '^palloc-run: wrote %s: alloc %s in [0-9]+ objects, inuse %s in [0-9]+ objects, top (inuse|alloc): .+$' \
-		"$1" "$_num" "$_num"
+	printf '^palloc-run: wrote %s: alloc %s in [0-9]+ objects, inuse %s in [0-9]+ objects, top %s$' \
+		"$1" "$_num" "$_num" "${2:-(inuse|alloc): .+}"
 }
 
 # symbolized PROFILE: print "NAMED TOTAL" locations, from go tool pprof -raw
