@@ -71,6 +71,12 @@ static ssize_t current_pids(const struct serve *s, pid_t **out)
 	struct ctlsock_agent *a;
 	size_t n, k = 0;
 
+	pid_t root = __atomic_load_n(&s->cfg.root_pid, __ATOMIC_ACQUIRE);
+
+	if (root < 0 && !s->cfg.n_pids) {
+		*out = malloc(sizeof(**out));
+		return *out ? 0 : -1;
+	}
 	if (s->cfg.n_pids) {
 		*out = malloc(s->cfg.n_pids * sizeof(**out));
 		if (!*out)
@@ -88,10 +94,9 @@ static ssize_t current_pids(const struct serve *s, pid_t **out)
 	for (size_t i = 0; i < n; i++) {
 		pid_t p = a[i].pid;
 
-		if (s->cfg.root_pid &&
-		    !(p == s->cfg.root_pid ||
-		      (s->cfg.follow_descendants &&
-		       descends_from(p, s->cfg.root_pid))))
+		if (root &&
+		    !(p == root || (s->cfg.follow_descendants &&
+				    descends_from(p, root))))
 			continue;
 		(*out)[k++] = p;
 	}
@@ -178,7 +183,8 @@ static pid_t request_pid(struct serve *s, struct MHD_Connection *c,
 		return pid;
 	}
 	for (ssize_t i = 0; i < n; i++)
-		if (set[i] == s->cfg.root_pid)
+		if (set[i] == __atomic_load_n(&s->cfg.root_pid,
+					      __ATOMIC_ACQUIRE))
 			pid = set[i];
 	if (!pid && n == 1)
 		pid = set[0];
@@ -562,6 +568,11 @@ struct serve *serve_start(const char *addr, pid_t root_pid,
 	};
 
 	return serve_start_config(addr, &cfg);
+}
+
+void serve_set_root(struct serve *s, pid_t root_pid)
+{
+	__atomic_store_n(&s->cfg.root_pid, root_pid, __ATOMIC_RELEASE);
 }
 
 const char *serve_url(const struct serve *s)

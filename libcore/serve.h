@@ -36,7 +36,8 @@ struct serve;
 struct serve_config {
 	const pid_t *pids;	 /* a fixed set, or NULL */
 	size_t n_pids;
-	pid_t root_pid;		 /* with no fixed set: this process ... */
+	pid_t root_pid;		 /* with no fixed set: this process ... (-1:
+				  * none yet, see serve_set_root) */
 	bool follow_descendants; /* ... and its descendants with agents;
 				  * root_pid 0: every agent of this user */
 	bool symbolize;		 /* profiles symbolized (query symbolize=0
@@ -51,6 +52,14 @@ struct serve_config {
  */
 struct serve *serve_start(const char *addr, pid_t root_pid,
 			  bool follow_descendants);
+
+/*
+ * Set the root process later: palloc-run starts the server before the
+ * program (so that a bad address fails before anything runs) with
+ * root_pid -1, which serves no process until this call gives the
+ * program's pid. Thread-safe against the server's threads.
+ */
+void serve_set_root(struct serve *s, pid_t root_pid);
 
 /* The same with every setting. */
 struct serve *serve_start_config(const char *addr,

@@ -43,7 +43,7 @@ prometheus --config.file=prometheus.yml --storage.tsdb.path="$T/data" \
 	--web.listen-address="127.0.0.1:$pport" >prometheus.log 2>&1 &
 prom=$!
 
-plan 5
+plan 7
 q="http://127.0.0.1:$pport/api/v1/query?query=palloc_inuse_bytes"
 i=0
 until curl -sf "$q" -o result.json &&
@@ -67,6 +67,18 @@ if command -v promtool >/dev/null; then
 	check "promtool check metrics passes" \
 		sh -c 'promtool check metrics <metrics.txt >promtool.out 2>&1'
 else
+	skip "promtool not installed"
+fi
+# The shipped scrape configuration and rules are valid for this Prometheus.
+if command -v promtool >/dev/null; then
+	cp "$top_srcdir/contrib/prometheus/prometheus.yml" \
+		"$top_srcdir/contrib/prometheus/palloc-rules.yml" .
+	check "contrib/prometheus/prometheus.yml passes promtool check config" \
+		sh -c 'promtool check config prometheus.yml >config.out 2>&1'
+	check "contrib/prometheus/palloc-rules.yml passes promtool check rules" \
+		sh -c 'promtool check rules palloc-rules.yml >rules.out 2>&1'
+else
+	skip "promtool not installed"
 	skip "promtool not installed"
 fi
 done_testing
