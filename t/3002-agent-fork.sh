@@ -9,7 +9,7 @@
 need_agent
 need_pprof
 
-plan 12
+plan 14
 
 timeout_run 30 env LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=1 \
 	alloc-exact fork >out.txt 2>err.txt
@@ -27,6 +27,15 @@ check "child: not the parent's (its profile starts at the fork)" \
 	test -z "$(grep '^9 54099' c.txt)"
 comments "palloc.alloc-exact.$child.pb.gz" cc.txt
 check "child says it was forked" grep -q "^forked from pid $parent" cc.txt
+
+mkdir nofollow && cd nofollow || exit 99
+LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=1 PALLOC_FOLLOW_CHILDREN=0 \
+	alloc-exact fork >out.txt 2>err.txt
+check "FOLLOW_CHILDREN=0: fork and malloc in the child still work" test $? -eq 0
+parent=$(sed -n 's/^parent //p' out.txt)
+check "FOLLOW_CHILDREN=0: only the parent's profile" \
+	test "$(ls palloc.*.pb.gz)" = "palloc.alloc-exact.$parent.pb.gz"
+cd .. || exit 99
 
 mkdir stress && cd stress || exit 99
 timeout_run 120 env LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=1 \

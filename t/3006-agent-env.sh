@@ -7,7 +7,7 @@
 need_agent
 need_pprof
 
-plan 14
+plan 15
 
 LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=abc PALLOC_MAX_DEPTH=0 \
 	PALLOC_UNWIND=bogus PALLOC_PEAK=2 PALLOC_INTERVAL=-1 PALLOC_EXACT=yes \
@@ -21,6 +21,12 @@ done
 comments bad.pb.gz c.txt
 check "default rate used" grep -qx 'sample rate: 524288 bytes (Poisson; values are unbiased estimates)' c.txt
 check "default unwinder and depth used" grep -qx 'unwinder: auto, max depth 64' c.txt
+
+LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=1 PALLOC_MAX_DEPTH=2 \
+	PALLOC_OUTPUT=d2.pb.gz alloc-exact basic >/dev/null
+pprof -raw d2.pb.gz >d2.raw 2>/dev/null
+check "PALLOC_MAX_DEPTH=2: stacks of two frames" \
+	grep -Eq '^ +10 +10010 +6 +6006: [0-9]+ [0-9]+ $' d2.raw
 
 mkdir out && cd out || exit 99
 LD_PRELOAD="$PALLOC_AGENT" PALLOC_OUTPUT='sub-%e-%p-%n.pb.gz' \
