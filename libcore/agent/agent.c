@@ -681,8 +681,15 @@ void agent_get_stats(struct agent_stats *st)
 			(uint64_t)round_value(agent_tab.max_inuse_bytes);
 	pthread_mutex_unlock(&agent_tab_lock);
 	if (st->exact) {
+		/*
+		 * Blocks allocated before the agent started (or by the agent's
+		 * own threads) and freed later are subtracted but were never
+		 * added: clamp the small negative drift that can cause.
+		 */
 		st->inuse_bytes =
 			__atomic_load_n(&agent_exact_inuse, __ATOMIC_RELAXED);
+		if (st->inuse_bytes < 0)
+			st->inuse_bytes = 0;
 		st->peak_inuse_bytes = (uint64_t)__atomic_load_n(
 			&agent_exact_peak, __ATOMIC_RELAXED);
 	} else {
