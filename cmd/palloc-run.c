@@ -6,11 +6,9 @@
 #include "num.h"
 #include "pprof.h"
 #include "report.h"
-#include "unwind.h"
-#if __has_include("symbols.h")
+#include "serve.h"
 #include "symbols.h"
-#define HAVE_SYMBOLS_H 1
-#endif
+#include "unwind.h"
 
 #include <fcntl.h>
 #include <getopt.h>
@@ -456,14 +454,12 @@ static int print_summary(const struct pprof_profile *p, const char *shown)
 	return 0;
 }
 
-#ifdef HAVE_SYMBOLS_H
 /* A mapping the symbolizer could not use (missing file, other build id). */
 static void symbols_warning(void *ctx, const char *msg)
 {
 	(void)ctx;
 	msg_warn("%s", msg);
 }
-#endif
 
 /*
  * Symbolize (unless raw) and summarize one profile the run wrote.
@@ -478,7 +474,6 @@ static void process_profile(const char *path, const char *shown, bool raw,
 		msg_error_last("warning: cannot read profile '%s'", shown);
 		return;
 	}
-#ifdef HAVE_SYMBOLS_H
 	if (!raw) {
 		struct symbols_stats stats;
 
@@ -490,9 +485,6 @@ static void process_profile(const char *path, const char *shown, bool raw,
 		else if (pprof_write_file(p, path) < 0)
 			msg_error_last("warning: cannot write '%s'", shown);
 	}
-#else
-	(void)raw;
-#endif
 	if (!quiet && print_summary(p, shown) < 0)
 		msg_error_last("warning: cannot summarize '%s'", shown);
 	pprof_free(p);
@@ -580,6 +572,34 @@ static void check_preloadable(const char *name, const char *path)
 		msg_error("cannot profile '%s': %s", name,
 			  elfcheck_reason(r.verdict));
 	exit(EXIT_PALLOC);
+}
+
+/*
+ * --http: serve the program's agents over TCP. The server starts before
+ * the program, so that a bad or busy address fails before anything runs,
+ * with no process to serve until serve_set_root() names the program; its
+ * threads block the forwarded signals, which the main thread handles.
+ */
+static struct serve *start_http(const char *addr, bool raw, bool quiet)
+{
+	struct serve_config cfg = {
+		.root_pid = -1,
+		.follow_descendants = true,
+		.symbolize = !raw,
+	};
+	struct serve *srv;
+	sigset_t old;
+
+	block_forwarded(&old);
+	srv = serve_start_config(addr, &cfg);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (!srv) {
+		msg_error_last("cannot serve on '%s'", addr);
+		exit(EXIT_PALLOC);
+	}
+	if (!quiet)
+		fprintf(stderr, "%s: serving %s\n", msg_prog(), serve_url(srv));
+	return srv;
 }
 
 /*
@@ -710,6 +730,7 @@ int main(int argc, char **argv)
 	uint64_t rate = 0, depth = 0, ns;
 	char path[PATH_MAX], cwd[PATH_MAX], num[32];
 	char *agent, *abs_pattern, *glob_pattern;
+	struct serve *srv = NULL;
 	struct snapshot before;
 	int c, err, status, exec_errno = 0;
 	pid_t pid;
@@ -806,14 +827,6 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		msg_usage(EXIT_PALLOC, "no program to run");
-	if (http) {
-		/* libcore/serve.h (the TCP server) is not part of this build. */
-		msg_error("cannot serve on '%s': --http is not available in "
-			  "this build",
-			  http);
-		return EXIT_PALLOC;
-	}
-
 	err = resolve_program(argv[optind], path, sizeof(path));
 	if (err) {
 		msg_error("cannot run '%s': %s", argv[optind], strerror(err));
@@ -871,14 +884,20 @@ int main(int argc, char **argv)
 		msg_error("cannot list '%s': %s", output, strerror(errno));
 		return EXIT_PALLOC;
 	}
+	if (http)
+		srv = start_http(http, raw, quiet);
 	fflush(NULL);
 	pid = spawn(path, argv + optind, &exec_errno);
 	if (pid < 0) {
 		msg_error("cannot run '%s': %s", argv[optind],
 			  strerror(exec_errno));
+		serve_stop(srv);
 		return exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
 	}
+	if (srv)
+		serve_set_root(srv, pid);
 	status = wait_program(pid);
+	serve_stop(srv);
 
 	if (process_new_profiles(glob_pattern, &before, cwd, raw, quiet) == 0) {
 		if (WIFSIGNALED(status))

@@ -113,6 +113,11 @@ check "bad option values: 125, two stderr lines, no stdout" [ $rc -eq 125 ]
 expect_fail 125 palloc-run -o nodir/x.pb.gz true 2>err
 check "missing output directory: 125, names it" \
 	grep -q "cannot write profiles to 'nodir/x.pb.gz'" err
+palloc-run --http 127.0.0.1:99999 true >out 2>err
+check "--http with a bad port: 125 before the program runs" \
+	test $? -eq 125 -a ! -s out
+check "--http with a bad port: says so" \
+	grep -q "^palloc-run: cannot serve on '127.0.0.1:99999'" err
 env PALLOC_AGENT="$T/none.so" palloc-run true 2>err
 check "missing agent: 125" [ $? -eq 125 ]
 check "missing agent: names it" grep -q "cannot use agent '$T/none.so'" err
