@@ -147,5 +147,38 @@ term after 1
 EOF
 check "status of a program stopped by a forwarded signal" [ $rc -eq 7 ]
 
+# SIGINT from a terminal reaches the program from the kernel, once: not
+# forwarded again. SIGINT sent to palloc-run with kill(2) is forwarded.
+# script(1) gives a pseudo-terminal (and SIGINT not ignored, unlike in a
+# background job of this non-interactive shell).
+if command -v script >/dev/null 2>&1 && command -v run-workload >/dev/null; then
+	(sleep 1; printf '\003'; sleep 3) |
+		script -qfec "palloc-run -q run-workload 1 1 sigs" /dev/null |
+		tr -d '\r' >tty.out
+	check "terminal ^C: the program gets it once, from the kernel" \
+		diff -u - tty.out <<EOF
+ready
+^CINT kernel
+EOF
+	rm -f pid
+	(
+		sleep 1
+		kill -INT "$(cat pid)"
+		sleep 0.2
+		kill -USR1 "$(cat pid)"
+		sleep 3
+	) | script -qfec 'echo $$ >pid; exec palloc-run -q run-workload 1 1 sigs' \
+		/dev/null | tr -d '\r' >kill.out
+	check "kill -INT, kill -USR1 to palloc-run: forwarded, once each" \
+		diff -u - kill.out <<EOF
+ready
+INT parent
+USR1 parent
+EOF
+else
+	skip "script(1) or run-workload missing: terminal signals not tested"
+	skip "script(1) or run-workload missing"
+fi
+
 echo "1..$_n"
 done_testing

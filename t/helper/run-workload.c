@@ -4,17 +4,21 @@
 
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
- * run-workload KEEP_COUNT KEEP_SIZE [EXIT | kill:SIG | wait | fork]
+ * run-workload KEEP_COUNT KEEP_SIZE [EXIT | kill:SIG | wait | fork | sigs]
  *
  * Allocates KEEP_COUNT blocks of KEEP_SIZE bytes in keep_blocks() and keeps
  * them (the table of pointers is main's), allocates and frees as many in churn_blocks(), then: exits with
  * status EXIT (default 0); kills itself with signal SIG; prints "ready" and
  * waits for a signal (SIGTERM exits 0 through the handler below, so the
  * agent writes its profile at exit); or forks a child that allocates the
- * same again and exits, and waits for it. The functions are not inlined and
+ * same again and exits, and waits for it; or (sigs) prints "ready", then
+ * for two seconds records every SIGINT and SIGUSR1 with who sent it, and
+ * prints one line per signal: "INT kernel" (a terminal), "INT parent"
+ * (kill(2) from palloc-run), "INT other". The functions are not inlined and
  * exported (-export-dynamic) so symbolized profiles name them.
  */
 
@@ -44,6 +48,45 @@ __attribute__((noinline)) void churn_blocks(size_t n, size_t size)
 		p[0] = 1;
 		free(p);
 	}
+}
+
+struct sig_seen {
+	int sig, code;
+	pid_t pid;
+};
+static struct sig_seen seen[64];
+static volatile sig_atomic_t n_seen;
+
+static void on_sig(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	if (n_seen < (sig_atomic_t)ARRAY_SIZE(seen)) {
+		seen[n_seen] = (struct sig_seen){ sig, si->si_code, si->si_pid };
+		n_seen++;
+	}
+}
+
+/* The "sigs" mode: who sends us SIGINT and SIGUSR1. */
+static int record_signals(void)
+{
+	struct sigaction sa;
+	struct timespec t = { 0, 10 * 1000 * 1000 };
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sig;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	printf("ready\n");
+	fflush(stdout);
+	for (int i = 0; i < 200; i++)
+		nanosleep(&t, NULL);
+	for (sig_atomic_t i = 0; i < n_seen; i++)
+		printf("%s %s\n", seen[i].sig == SIGINT ? "INT" : "USR1",
+		       seen[i].code == SI_KERNEL  ? "kernel" :
+		       seen[i].pid == getppid() ? "parent" :
+						  "other");
+	return 0;
 }
 
 static void on_term(int sig)
@@ -86,6 +129,8 @@ int main(int argc, char **argv)
 			pause();
 		return 0;
 	}
+	if (strcmp(what, "sigs") == 0)
+		return record_signals();
 	if (strcmp(what, "fork") == 0) {
 		pid_t pid = fork();
 		int status;
