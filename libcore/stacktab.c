@@ -262,6 +262,16 @@ static int live_insert(struct stacktab *t, const struct stacktab_live *e)
 	return 0;
 }
 
+static double live_objects(const struct stacktab_live *e)
+{
+	return (double)e->objects;
+}
+
+static double live_bytes(const struct stacktab_live *e)
+{
+	return (double)e->objects * (double)e->size;
+}
+
 static void inuse_add(struct stacktab *t, struct stacktab_stack *s,
 		      double objects, double bytes)
 {
@@ -278,8 +288,7 @@ int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,
 	struct stacktab_live e = {
 		.ptr = ptr,
 		.size = size,
-		.objects = objects,
-		.bytes = bytes,
+		.objects = (float)objects,
 		.stack_id = s->id,
 	};
 
@@ -290,7 +299,7 @@ int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,
 	stacktab_remove(t, ptr, NULL);
 	if (live_insert(t, &e) < 0)
 		return -1;
-	inuse_add(t, s, objects, bytes);
+	inuse_add(t, s, live_objects(&e), live_bytes(&e));
 	return 0;
 }
 
@@ -309,10 +318,10 @@ bool stacktab_remove(struct stacktab *t, uintptr_t ptr,
 		*out = t->live[j];
 	s = stacktab_get(t, t->live[j].stack_id);
 	if (s) {
-		s->inuse_objects -= t->live[j].objects;
-		s->inuse_bytes -= t->live[j].bytes;
+		s->inuse_objects -= live_objects(&t->live[j]);
+		s->inuse_bytes -= live_bytes(&t->live[j]);
 	}
-	t->inuse_bytes -= t->live[j].bytes;
+	t->inuse_bytes -= live_bytes(&t->live[j]);
 	filter_add(t, ptr, -1);
 	live_delete(t, j);
 	return true;
@@ -324,7 +333,7 @@ int stacktab_restore(struct stacktab *t, const struct stacktab_live *e)
 
 	if (!s || live_insert(t, e) < 0)
 		return -1;
-	inuse_add(t, s, e->objects, e->bytes);
+	inuse_add(t, s, live_objects(e), live_bytes(e));
 	return 0;
 }
 

@@ -49,11 +49,16 @@ struct stacktab_stack {
 	uintptr_t pcs[];
 };
 
+/*
+ * 24 bytes: at rate 1 there is one per live block. The weight is kept as a
+ * float (24-bit mantissa; exact at rate 1, where it is 1) and the inuse
+ * bytes it stands for are objects * size, the same product when the block
+ * is added and when it is removed, so inuse sums return exactly to zero.
+ */
 struct stacktab_live {
 	uintptr_t ptr; /* 0: empty slot */
 	uint64_t size;
-	double objects; /* the sample's weight in objects */
-	double bytes;	/* and in bytes */
+	float objects; /* the sample's weight in objects */
 	uint32_t stack_id;
 };
 
@@ -115,7 +120,8 @@ struct stacktab_stack *stacktab_get(const struct stacktab *t, uint32_t id);
 
 /*
  * Record a sampled allocation of size bytes at ptr on stack s with the
- * given weights: alloc and inuse grow, the block becomes live. If ptr was
+ * given weights: alloc grows by objects and bytes, inuse by the stored
+ * weight (struct stacktab_live), the block becomes live. If ptr was
  * already live (its free went unseen), that stale entry is removed first.
  * Returns 0, or -1 on ENOMEM: the alloc values still grow, inuse does not
  * (the block cannot be tracked), and the caller counts a drop.
