@@ -237,6 +237,40 @@ static void test_report(void)
 	pprof_free(p);
 }
 
+/* The JSON keys, their order and units; a non-UTF-8 name stays printable. */
+static void test_json(void)
+{
+	static const char *const bad[] = {"bad\xff\xfename"};
+	struct pprof_profile *p = heap();
+	struct report *r;
+	json_t *j;
+	char *text;
+	uint64_t s[1];
+
+	s[0] = loc(p, 0x10, 1, bad, NULL, "");
+	sample(p, s, 1, 1536);
+	r = report_by_function(p, 3);
+	j = r ? report_to_json(r, 0) : NULL;
+	text = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+	tap_ok(text && strcmp(text,
+			      "{\"sample_type\":\"inuse_space\",\"unit\":"
+			      "\"bytes\",\"total_bytes\":1536,\"net_bytes\":"
+			      "1536,\"function_count\":1,\"functions\":[{"
+			      "\"function\":\"bad??name\",\"flat_bytes\":"
+			      "1536,\"flat_ratio\":1.0,\"sum_ratio\":1.0,"
+			      "\"cum_bytes\":1536,\"cum_ratio\":1.0}]}") == 0,
+	       "json: keys in order, units in names, UTF-8 safe: %s",
+	       text ? text : "(null)");
+	free(text);
+	json_decref(j);
+	report_free(r);
+	pprof_free(p);
+	tap_ok(strcmp(report_unit_suffix("count"), "count") == 0 &&
+		       strcmp(report_unit_suffix("nanoseconds"), "ns") == 0 &&
+		       strcmp(report_unit_suffix("widgets"), "value") == 0,
+	       "json: unit suffixes");
+}
+
 static void test_format(void)
 {
 	static const struct {
@@ -271,6 +305,7 @@ int main(void)
 	test_unsymbolized();
 	test_types();
 	test_report();
+	test_json();
 	test_format();
 	return tap_done();
 }
