@@ -38,7 +38,10 @@ mkdir iv && cd iv || exit 99
 LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=1 PALLOC_INTERVAL=0.2 \
 	PALLOC_OUTPUT='iv.%n.pb.gz' alloc-exact sleep 1100 >/dev/null
 n=$(ls iv.*.pb.gz | wc -l)
-check "PALLOC_INTERVAL=0.2 over 1.1 s: at least 4 profiles ($n)" test "$n" -ge 4
+# No timing assertion (a loaded machine may delay the dumper): the run must
+# give the periodic files numbered from 1 plus the exit file.
+check "PALLOC_INTERVAL=0.2 over 1.1 s: periodic profiles and the exit one ($n)" \
+	test "$n" -ge 2 -a -f iv.1.pb.gz -a -f iv.2.pb.gz
 raw_values iv.1.pb.gz v.txt
 check "the first periodic profile already has the data" grep -q '^10 10010 6 6006 |' v.txt
 check "no temporary files left" test -z "$(ls | grep tmp)"
