@@ -40,6 +40,19 @@ bench() {
 			END { printf "%d %d\n", s, g }'
 }
 # The requests to the agent, in a loop: every second, or back to back.
+# sock: the agent's side alone, as fast as it answers: curl on the unix
+# socket, no symbolization, no process started per request.
+sockloop() {
+	dir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/palloc}
+	[ -n "$dir" ] && [ -d "$XDG_RUNTIME_DIR" ] || dir=/tmp/palloc-$(id -u)
+	while :; do
+		curl -s --unix-socket "$dir/$pid.sock" -o /dev/null \
+			http://palloc/debug/pprof/heap
+		curl -s --unix-socket "$dir/$pid.sock" -o /dev/null \
+			http://palloc/debug/palloc/mallinfo
+		echo >>"$tmp/count.sock"
+	done
+}
 # At nice 19: on a small machine the commands' own work (symbolization)
 # would otherwise compete with redis and redis-benchmark for the CPUs, and
 # the question is what the requests cost inside redis.
@@ -55,12 +68,13 @@ dumper() {
 }
 
 bench >/dev/null # warm up: fill the keyspace
-: >"$tmp/none" ; : >"$tmp/every1s" ; : >"$tmp/b2b"
+: >"$tmp/none"; : >"$tmp/every1s"; : >"$tmp/b2b"; : >"$tmp/sock"
 # one CASE: a benchmark run with that case's requests to the agent.
 one() {
 	case $1 in
 	every1s) dumper 1 every1s & loop=$! ;;
 	b2b) dumper 0 b2b & loop=$! ;;
+	sock) sockloop & loop=$! ;;
 	esac
 	t0=$(ticks)
 	res=$(bench)
@@ -76,9 +90,9 @@ one() {
 # The order rotates each round, so drift of a shared machine spreads evenly.
 for r in $(seq "$rounds"); do
 	case $((r % 3)) in
-	0) one none; one every1s; one b2b ;;
-	1) one every1s; one b2b; one none ;;
-	2) one b2b; one none; one every1s ;;
+	0) one none; one every1s; one b2b; one sock ;;
+	1) one every1s; one b2b; one sock; one none ;;
+	2) one b2b; one sock; one none; one every1s ;;
 	esac
 done
 dumps=$(grep -c . "$tmp/dump.err" 2>/dev/null || true)
@@ -86,7 +100,7 @@ pairs() { cat "$tmp/count.$1" 2>/dev/null | wc -l; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 printf '%-10s %10s %10s %16s %16s\n' "case" "SET rps" "GET rps" \
 	"main us/req" "process us/req"
-for c in none every1s b2b; do
+for c in none every1s b2b sock; do
 	printf '%-10s %10s %10s %16s %16s\n' "$c" \
 		"$(cut -d' ' -f1 "$tmp/$c" | median)" \
 		"$(cut -d' ' -f2 "$tmp/$c" | median)" \
@@ -94,7 +108,8 @@ for c in none every1s b2b; do
 		"$(cut -d' ' -f4 "$tmp/$c" | median)"
 done
 echo "(medians of $rounds rounds of $requests SET + $requests GET, 50 clients)"
-echo "dump+mallinfo pairs: every1s $(pairs every1s), b2b $(pairs b2b)"
+echo "dump+mallinfo pairs: every1s $(pairs every1s), b2b $(pairs b2b)," \
+	"sock $(pairs sock) (all rounds)"
 echo "errors from palloc-dump/palloc-mallinfo: ${dumps:-0}"
 echo "heap of redis at the end: $(palloc-dump --stats --json "$pid" |
 	sed -n 's/.*"allocator_allocated_bytes": *\([0-9]*\).*/\1/p') bytes allocated"
