@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 /* Exit codes of wrappers like env(1) and timeout(1). */
-#define EXIT_PALLOC 125	  /* palloc-run itself failed or refused */
+#define EXIT_PALLOC 125	    /* palloc-run itself failed or refused */
 #define EXIT_CANNOT_RUN 126 /* the program cannot be executed */
 #define EXIT_NOT_FOUND 127  /* the program was not found */
 
@@ -85,8 +85,8 @@ static PALLOC_NORETURN void usage(void)
  * a forwarded signal takes its default action on palloc-run (a second ^C
  * interrupts symbolization; profiles are replaced atomically).
  */
-static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT,
-				 SIGUSR1, SIGUSR2 };
+static const int forwarded[] = {SIGINT,	 SIGTERM, SIGHUP,
+				SIGQUIT, SIGUSR1, SIGUSR2};
 static volatile sig_atomic_t child_pid;
 
 static void forward_signal(int sig, siginfo_t *si, void *ctx)
@@ -153,8 +153,9 @@ static char *find_agent(void)
 	if (env && *env) {
 		abs = realpath(env, NULL);
 		if (!abs)
-			msg_error("cannot use agent '%s' (from PALLOC_AGENT): %s",
-				  env, strerror(errno));
+			msg_error(
+				"cannot use agent '%s' (from PALLOC_AGENT): %s",
+				env, strerror(errno));
 		return abs;
 	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -210,7 +211,8 @@ static int resolve_program(const char *name, char *out, size_t out_size)
 	if (!path) {
 		size_t len = confstr(_CS_PATH, defpath, sizeof(defpath));
 
-		path = len > 0 && len <= sizeof(defpath) ? defpath : "/bin:/usr/bin";
+		path = len > 0 && len <= sizeof(defpath) ? defpath
+							 : "/bin:/usr/bin";
 	}
 	for (const char *p = path;; p++) {
 		const char *end = strchrnul(p, ':');
@@ -333,8 +335,8 @@ static int take_snapshot(const char *glob_pattern, struct snapshot *s)
 
 		if (stat(s->g.gl_pathv[i], &st) < 0)
 			continue;
-		s->ids[i] = (struct file_id){ st.st_dev, st.st_ino, st.st_size,
-					      st.st_mtim };
+		s->ids[i] = (struct file_id){st.st_dev, st.st_ino, st.st_size,
+					     st.st_mtim};
 	}
 	return 0;
 }
@@ -365,7 +367,7 @@ static bool in_snapshot(const struct snapshot *s, const char *path,
 /* "12.3 MiB": human units for the one human line palloc-run prints. */
 static const char *human_bytes(int64_t v, char *buf, size_t len)
 {
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
 	double d = (double)v;
 	size_t u = 0;
 
@@ -411,9 +413,9 @@ static int profile_total(const struct pprof_profile *p, const char *type,
 		return -1;
 	*sum = r->sum;
 	if (top) {
-		*top = strdup(r->n_rows > 0 && r->rows[0].flat != 0 ?
-				      r->rows[0].name :
-				      "");
+		*top = strdup(r->n_rows > 0 && r->rows[0].flat != 0
+				      ? r->rows[0].name
+				      : "");
 		if (!*top) {
 			report_free(r);
 			return msg_set_errno(ENOMEM, "cannot summarize");
@@ -480,8 +482,7 @@ static void process_profile(const char *path, const char *shown, bool raw,
 		memset(&stats, 0, sizeof(stats));
 		stats.warn = quiet ? NULL : symbols_warning;
 		if (symbols_symbolize(p, "", &stats) < 0)
-			msg_error_last("warning: cannot symbolize '%s'",
-				       shown);
+			msg_error_last("warning: cannot symbolize '%s'", shown);
 		else if (pprof_write_file(p, path) < 0)
 			msg_error_last("warning: cannot write '%s'", shown);
 	}
@@ -565,6 +566,12 @@ static void check_preloadable(const char *name, const char *path)
 	}
 	if (r.verdict == ELFCHECK_OK)
 		return;
+	/* What the kernel itself would refuse (ENOEXEC, ELOOP). */
+	if (r.verdict == ELFCHECK_BAD_ELF || r.verdict == ELFCHECK_NESTED) {
+		msg_error("cannot run '%s': '%s' is %s", name, r.target,
+			  elfcheck_reason(r.verdict));
+		exit(EXIT_CANNOT_RUN);
+	}
 	if (r.scripts > 0)
 		msg_error("cannot profile '%s': its interpreter '%s' is %s",
 			  name, r.target, elfcheck_reason(r.verdict));
@@ -708,20 +715,20 @@ enum {
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "sample-rate", required_argument, NULL, 'r' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "unwind", required_argument, NULL, OPT_UNWIND },
-		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
-		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
-		{ "peak", no_argument, NULL, OPT_PEAK },
-		{ "exact", no_argument, NULL, OPT_EXACT },
-		{ "no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE },
-		{ "http", required_argument, NULL, OPT_HTTP },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		{"output", required_argument, NULL, 'o'},
+		{"sample-rate", required_argument, NULL, 'r'},
+		{"interval", required_argument, NULL, 'i'},
+		{"unwind", required_argument, NULL, OPT_UNWIND},
+		{"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+		{"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+		{"peak", no_argument, NULL, OPT_PEAK},
+		{"exact", no_argument, NULL, OPT_EXACT},
+		{"no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE},
+		{"http", required_argument, NULL, OPT_HTTP},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
 	};
 	const char *output = NULL, *interval = NULL, *unwind = NULL;
 	const char *http = NULL;
@@ -901,9 +908,10 @@ int main(int argc, char **argv)
 
 	if (process_new_profiles(glob_pattern, &before, cwd, raw, quiet) == 0) {
 		if (WIFSIGNALED(status))
-			msg_warn("'%s' wrote no profile '%s': it was killed "
-				 "by signal %d before the agent could write one",
-				 argv[optind], output, WTERMSIG(status));
+			msg_warn(
+				"'%s' wrote no profile '%s': it was killed "
+				"by signal %d before the agent could write one",
+				argv[optind], output, WTERMSIG(status));
 		else
 			msg_warn("'%s' wrote no profile '%s': did it exec a "
 				 "static or setuid program, or clear "

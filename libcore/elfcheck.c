@@ -148,7 +148,7 @@ static int has_interp(const struct elf_reader *e, uint64_t phoff,
 static enum elfcheck_verdict check_elf(int fd, const unsigned char *ident,
 				       struct elfcheck_result *r)
 {
-	struct elf_reader e = { .fd = fd };
+	struct elf_reader e = {.fd = fd};
 	uint64_t phoff, shoff;
 	uint32_t phnum;
 	uint16_t phentsize, shentsize;

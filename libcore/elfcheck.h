@@ -43,8 +43,8 @@ struct elfcheck_result {
 	/* The program has no known format: execvp(3) runs it with /bin/sh. */
 	bool via_shell;
 	/* From the ELF header of target, when it is ELF. */
-	int elf_class;	  /* ELFCLASS32 or ELFCLASS64 */
-	int elf_machine;  /* EM_* */
+	int elf_class;	 /* ELFCLASS32 or ELFCLASS64 */
+	int elf_machine; /* EM_* */
 };
 
 /*

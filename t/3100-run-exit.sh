@@ -97,6 +97,21 @@ cp /bin/true sgid-true && chmod g+s,g+x sgid-true
 expect_fail 125 palloc-run ./sgid-true 2>err
 check "setgid program: 125" grep -q "set-group-ID" err
 
+# ELF files palloc-run reads itself: a 32-bit x86 header (another word size
+# than the agent's), a truncated one.
+printf '\177ELF\001\001\001\000\000\000\000\000\000\000\000\000\002\000\003\000\001\000\000\000' >elf32
+head -c 32 /dev/zero >>elf32
+chmod 755 elf32
+expect_fail 125 palloc-run ./elf32 2>err
+check "32-bit program: 125" [ $? -eq 0 ]
+check "32-bit program: says why" grep -q \
+	"^palloc-run: cannot profile './elf32': built for another architecture or word size than the agent" err
+printf '\177ELF\002\001' >trunc
+chmod 755 trunc
+expect_fail 126 palloc-run ./trunc 2>err
+check "truncated ELF: 126, says so" \
+	grep -q "^palloc-run: cannot run './trunc': './trunc' is not a valid ELF file" err
+
 # Usage errors: 125, one line and the hint, nothing on stdout.
 for args in "-r" "-r 12x true" "--unwind frames true" "--max-depth 0 true" \
 	"-i -1 true" "-o - true" ""; do

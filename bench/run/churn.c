@@ -16,7 +16,8 @@
 int main(int argc, char **argv)
 {
 	static void *live[WINDOW];
-	unsigned long n = (argc > 1 ? strtoul(argv[1], NULL, 10) : 10) * 1000000UL;
+	unsigned long n =
+		(argc > 1 ? strtoul(argv[1], NULL, 10) : 10) * 1000000UL;
 	uint64_t x = 42, sum = 0;
 
 	for (unsigned long i = 0; i < n; i++) {

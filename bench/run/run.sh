@@ -5,7 +5,7 @@
 #   bench/run/run.sh [BUILDDIR] [ROUNDS]
 #
 # In one run, ROUNDS (default 7) paired rounds of: the malloc-heavy loop
-# bench/run/churn.c (5 million malloc/free pairs of mixed sizes) and
+# bench/run/churn.c (10 million malloc/free pairs of mixed sizes) and
 # redis-server under redis-benchmark (50,000 SET and 50,000 GET, 50
 # clients), each without palloc, under palloc-run at the default rate and at
 # rate 1, in that order within a round. For each measure it prints the
@@ -14,7 +14,9 @@
 # run, palloc-run's symbolization included), redis requests per second
 # (SET, GET) and redis-server CPU time per request (INFO cpu, before and
 # after the benchmark). Time ratios > 1 and throughput ratios < 1 are the
-# overhead. On a shared machine the CPU ratios are the steadier ones.
+# overhead. On a shared machine the CPU ratios are the steadier ones. It
+# also prints palloc-run's fixed cost, the CPU time of `palloc-run true`
+# (agent start, profile write, symbolization) less that of `true`.
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$src}" && pwd)
@@ -41,7 +43,7 @@ prefix() {
 churn_time() {
 	local TIMEFORMAT='%R %U %S' PRE
 	prefix "$1"
-	{ time "${PRE[@]}" ./churn 5 >/dev/null 2>&1; } 2>&1 |
+	{ time "${PRE[@]}" ./churn 10 >/dev/null 2>&1; } 2>&1 |
 		awk '{ printf "%s %.3f\n", $1, $2 + $3 }'
 }
 
@@ -93,6 +95,8 @@ for m in default 1; do
 	: >"wall.$m" ; : >"cpu.$m" ; : >"set.$m" ; : >"get.$m" ; : >"rcpu.$m"
 done
 : >abs
+: >fixed
+: >fixed.raw
 for ((r = 1; r <= rounds; r++)); do
 	read -r bw bc < <(churn_time base)
 	read -r bs bg bu < <(redis_run base)
@@ -109,6 +113,21 @@ for ((r = 1; r <= rounds; r++)); do
 	done
 done
 
+# The fixed cost, median of 5.
+for ((i = 0; i < 5; i++)); do
+	read -r _ bc < <(TIMEFORMAT='%R %U %S'; { time /bin/true; } 2>&1 |
+		awk '{ print $1, $2 + $3 }')
+	read -r _ pc < <(TIMEFORMAT='%R %U %S'
+		{ time "$run" -q -o "$tmp/t.pb.gz" /bin/true; } 2>&1 |
+		awk '{ print $1, $2 + $3 }')
+	read -r _ rc < <(TIMEFORMAT='%R %U %S'
+		{ time "$run" -q --no-symbolize -o "$tmp/t.pb.gz" /bin/true; } 2>&1 |
+		awk '{ print $1, $2 + $3 }')
+	awk -v a="$pc" -v b="$bc" 'BEGIN { printf "%.0f\n", (a - b) * 1000 }' >>fixed
+	awk -v a="$rc" -v b="$bc" 'BEGIN { printf "%.0f\n", (a - b) * 1000 }' >>fixed.raw
+done
+median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
 echo "palloc-run overhead: $rounds paired rounds, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| ratio to the same program without palloc | median | min-max |"
@@ -121,5 +140,7 @@ for m in default 1; do
 	summary "redis GET requests/s, $label" "get.$m"
 	summary "redis-server CPU per request, $label" "rcpu.$m"
 done
+echo
+echo "palloc-run's fixed cost (CPU of palloc-run true less true, median of 5): $(median fixed) ms, $(median fixed.raw) ms with --no-symbolize"
 echo
 sed 's/^/    /' abs

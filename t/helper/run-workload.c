@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A palloc-run test program: known live blocks, then an exit, signal or wait. */
+/* A palloc-run test program: known live blocks, then an exit, signal or wait.
+ */
 #include "common.h"
 
 #include <signal.h>
@@ -11,13 +12,13 @@
  * run-workload KEEP_COUNT KEEP_SIZE [EXIT | kill:SIG | wait | fork | sigs]
  *
  * Allocates KEEP_COUNT blocks of KEEP_SIZE bytes in keep_blocks() and keeps
- * them (the table of pointers is main's), allocates and frees as many in churn_blocks(), then: exits with
- * status EXIT (default 0); kills itself with signal SIG; prints "ready" and
- * waits for a signal (SIGTERM exits 0 through the handler below, so the
- * agent writes its profile at exit); or forks a child that allocates the
- * same again and exits, and waits for it; or (sigs) prints "ready", then
- * for two seconds records every SIGINT and SIGUSR1 with who sent it, and
- * prints one line per signal: "INT kernel" (a terminal), "INT parent"
+ * them (the table of pointers is main's), allocates and frees as many in
+ * churn_blocks(), then: exits with status EXIT (default 0); kills itself with
+ * signal SIG; prints "ready" and waits for a signal (SIGTERM exits 0 through
+ * the handler below, so the agent writes its profile at exit); or forks a child
+ * that allocates the same again and exits, and waits for it; or (sigs) prints
+ * "ready", then for two seconds records every SIGINT and SIGUSR1 with who sent
+ * it, and prints one line per signal: "INT kernel" (a terminal), "INT parent"
  * (kill(2) from palloc-run), "INT other". The functions are not inlined and
  * exported (-export-dynamic) so symbolized profiles name them.
  */
@@ -61,7 +62,7 @@ static void on_sig(int sig, siginfo_t *si, void *ctx)
 {
 	(void)ctx;
 	if (n_seen < (sig_atomic_t)ARRAY_SIZE(seen)) {
-		seen[n_seen] = (struct sig_seen){ sig, si->si_code, si->si_pid };
+		seen[n_seen] = (struct sig_seen){sig, si->si_code, si->si_pid};
 		n_seen++;
 	}
 }
@@ -70,7 +71,7 @@ static void on_sig(int sig, siginfo_t *si, void *ctx)
 static int record_signals(void)
 {
 	struct sigaction sa;
-	struct timespec t = { 0, 10 * 1000 * 1000 };
+	struct timespec t = {0, 10 * 1000 * 1000};
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sig;
@@ -83,9 +84,9 @@ static int record_signals(void)
 		nanosleep(&t, NULL);
 	for (sig_atomic_t i = 0; i < n_seen; i++)
 		printf("%s %s\n", seen[i].sig == SIGINT ? "INT" : "USR1",
-		       seen[i].code == SI_KERNEL  ? "kernel" :
-		       seen[i].pid == getppid() ? "parent" :
-						  "other");
+		       seen[i].code == SI_KERNEL  ? "kernel"
+		       : seen[i].pid == getppid() ? "parent"
+						  : "other");
 	return 0;
 }
 
@@ -101,7 +102,8 @@ int main(int argc, char **argv)
 	const char *what = argc > 3 ? argv[3] : "0";
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: run-workload COUNT SIZE [EXIT|kill:SIG|wait|fork]\n");
+		fprintf(stderr, "usage: run-workload COUNT SIZE "
+				"[EXIT|kill:SIG|wait|fork]\n");
 		return 2;
 	}
 	n = strtoul(argv[1], NULL, 10);
