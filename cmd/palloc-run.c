@@ -189,7 +189,6 @@ static char *find_agent(void)
 static int resolve_program(const char *name, char *out, size_t out_size)
 {
 	const char *path = getenv("PATH");
-	char defpath[256];
 	bool saw_eacces = false;
 	int err = ENOENT;
 
@@ -209,6 +208,7 @@ static int resolve_program(const char *name, char *out, size_t out_size)
 		return 0;
 	}
 	if (!path) {
+		static char defpath[256];
 		size_t len = confstr(_CS_PATH, defpath, sizeof(defpath));
 
 		path = len > 0 && len <= sizeof(defpath) ? defpath

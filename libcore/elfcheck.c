@@ -295,14 +295,11 @@ int elfcheck_program(const char *path, struct elfcheck_result *r)
 			return -1;
 		}
 		if (n >= SELFMAG && memcmp(buf, ELFMAG, SELFMAG) == 0) {
-			unsigned char ident[EI_NIDENT];
-
-			if (n < EI_NIDENT) {
+			if (n < EI_NIDENT)
 				r->verdict = ELFCHECK_BAD_ELF;
-			} else {
-				memcpy(ident, buf, sizeof(ident));
-				r->verdict = check_elf(fd, ident, r);
-			}
+			else
+				r->verdict = check_elf(
+					fd, (const unsigned char *)buf, r);
 			if (r->verdict == ELFCHECK_OK)
 				r->verdict = check_secure(fd, &st);
 			close(fd);
