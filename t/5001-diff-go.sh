@@ -116,6 +116,7 @@ for t in $types; do
 	jq -r ".functions[] | \"\(.flat_$k) \(.cum_$k) \(.function)\"" \
 		"diff.$t.json" | sort >"ours.$t"
 	pprof_rows "$t" >"theirs.$t" || { not_ok "$t: pprof runs"; continue; }
+	diag "$t: $(wc -l <"theirs.$t") functions with a change in pprof's table"
 	if [ -s "theirs.$t" ] && diff -u "theirs.$t" "ours.$t"; then
 		ok "$t: per-function flat and cum agree with pprof -diff_base"
 	else
