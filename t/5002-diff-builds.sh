@@ -52,7 +52,7 @@ int main(void)
 C
 cc -g -O0 -fno-omit-frame-pointer -DEXTRA=0 -o prog-O0 prog.c &&
 	cc -g -O2 -DEXTRA=5 -o prog-O2 prog.c || skip_all "cannot compile"
-plan 7
+plan 9
 jqe() { jq -e "$@" >/dev/null; }
 
 palloc-run -q -r 1 -o base.pb.gz ./prog-O0 2>run0.err &&
@@ -79,4 +79,29 @@ palloc-diff --json --top=0 --sample-index=alloc_objects base.pb.gz \
 expect_fail 1 palloc-diff --fail-on-growth 200000 base.pb.gz new.pb.gz \
 	2>g.err && grep -q "^palloc-diff:   +250000 bytes: grow < main" g.err &&
 	ok "the gate names grow" || { not_ok "the gate names grow"; cat g.err; }
+# 8-9: the project's own example, examples/truth (seven allocation sites,
+# a million allocations), built at -O0 and -O2: no change at all.
+if cc -g -O0 -include "$top_builddir/config.h" -I"$top_srcdir/libcore" \
+	-I"$top_srcdir/examples" -o truth-O0 "$top_srcdir/examples/truth.c" &&
+	cc -g -O2 -include "$top_builddir/config.h" -I"$top_srcdir/libcore" \
+		-I"$top_srcdir/examples" -o truth-O2 \
+		"$top_srcdir/examples/truth.c" &&
+	palloc-run -q -r 1 -o t0.pb.gz ./truth-O0 >/dev/null 2>t0.err &&
+	palloc-run -q -r 1 -o t2.pb.gz ./truth-O2 >/dev/null 2>t2.err; then
+	ok "examples/truth at -O0 and -O2"
+else
+	not_ok "examples/truth at -O0 and -O2"
+	diag "$(cat t0.err t2.err 2>/dev/null)"
+fi
+bad=
+for s in alloc_objects alloc_space inuse_objects inuse_space; do
+	palloc-diff --json -s $s t0.pb.gz t2.pb.gz >"t.$s.json" 2>/dev/null &&
+		jqe '.function_count == 0 and .changed_stack_count == 0 and
+			.base_stack_count >= 7 and
+			.matched_stack_count == .base_stack_count and
+			.matched_stack_count == .new_stack_count' "t.$s.json" ||
+		bad="$bad $s"
+done
+[ -z "$bad" ] && ok "truth -O0 vs -O2: every stack matched, nothing changed" ||
+	not_ok "truth -O0 vs -O2: changes in$bad"
 done_testing
