@@ -5,7 +5,7 @@
 # go tool pprof shows the names without access to the binaries.
 . "$top_srcdir/t/lib.sh"
 need_pprof
-plan 12
+plan 16
 
 # A copy of the helper that is deleted before pprof runs, so pprof cannot
 # symbolize from the binary (it would try the mapping's path).
@@ -65,4 +65,39 @@ check "and warned about, naming the file" \
 pprof-check --dump badsym.pb.gz >baddump.out
 check "and its frames stay unsymbolized" \
 	test "$(grep -c 'self_' baddump.out)" -eq 0
+
+# Separate debug info: a stripped binary with a .gnu_debuglink, then one
+# found only by build id under a root prefix (/proc/PID/root for live
+# processes): ROOT/usr/lib/debug/.build-id/xx/rest.debug.
+if command -v objcopy >/dev/null 2>&1; then
+	mkdir dbg &&
+		cp "$(command -v pprof-self)" dbg/pprof-self &&
+		objcopy --only-keep-debug dbg/pprof-self dbg/pprof-self.debug &&
+		objcopy --strip-debug --add-gnu-debuglink=dbg/pprof-self.debug \
+			dbg/pprof-self &&
+		dbg/pprof-self link.pb.gz >/dev/null &&
+		pprof-symbolize link.pb.gz linksym.pb.gz >/dev/null &&
+		pprof-check --dump linksym.pb.gz >link.out
+	check "the stripped copy has no DWARF of its own" \
+		test "$(readelf -S dbg/pprof-self | grep -c '\.debug_info')" -eq 0
+	check "its lines come from the .gnu_debuglink file" \
+		grep -qE " self_inl [^ ]*pprof-self\.c:$l_inl; self_b [^ ]*pprof-self\.c:$l_b\$" link.out
+
+	id=$(awk '/^mapping 1 / {sub("build_id=", "", $4); print $4}' link.out)
+	mkdir -p "root$T/dbg" "root/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)" &&
+		mv dbg/pprof-self.debug "root/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug" &&
+		mv dbg/pprof-self "root$T/dbg/pprof-self" &&
+		pprof-symbolize -r "$T/root" link.pb.gz rootsym.pb.gz >root.out 2>&1 &&
+		pprof-check --dump rootsym.pb.gz >rootdump.out
+	diag "$(cat root.out)"
+	check "under a root prefix, by build id: names, files, lines, inlines" \
+		grep -qE " self_inl [^ ]*pprof-self\.c:$l_inl; self_b [^ ]*pprof-self\.c:$l_b\$" rootdump.out
+	check "the binary is found under the root (libc is not there)" \
+		grep -qE '^mapping 1 .*/dbg/pprof-self build_id=[0-9a-f]+ functions=1 filenames=1 lines=1 inline=1$' rootdump.out
+else
+	skip "objcopy not installed"
+	skip "objcopy not installed"
+	skip "objcopy not installed"
+	skip "objcopy not installed"
+fi
 done_testing
