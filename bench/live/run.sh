@@ -20,9 +20,14 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 LD_PRELOAD=$agent PALLOC_OUTPUT=$tmp/exit.%p.pb.gz redis-server \
 	--port "$port" --bind 127.0.0.1 --save '' --appendonly no \
 	>"$tmp/redis.log" 2>&1 &
-trap 'kill $loop 2>/dev/null; redis-cli -p $port shutdown nosave \
-	>/dev/null 2>&1; rm -rf "$tmp"' EXIT
+redis=$!
 loop=
+# set +e first: under set -e a failing command would end the trap early
+# and leave redis-server running.
+trap 'set +e; [ -z "$loop" ] || kill $loop 2>/dev/null
+	redis-cli -p $port shutdown nosave >/dev/null 2>&1
+	kill $redis 2>/dev/null; wait $redis 2>/dev/null
+	rm -rf "$tmp"' EXIT
 until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
 pid=$(redis-cli -p "$port" info server | tr -d '\r' | sed -n 's/^process_id://p')
 
