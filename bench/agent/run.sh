@@ -69,67 +69,80 @@ build_programs() {
 		die "cannot build the benchmark programs"
 }
 
-# with VARIANT CMD...: run CMD as VARIANT (see the list in the README).
-with() {
-	local v=$1
-	shift
-	case $v in
-	base) "$@" ;;
-	forward) LD_PRELOAD=$tmp/forward.so "$@" ;;
-	palloc)
-		LD_PRELOAD=$agent PALLOC_OUTPUT=$tmp/out/palloc.%p.pb.gz "$@" ;;
+# prefix VARIANT: set pre[] to the command prefix that runs a program as
+# VARIANT (see the list in the README); profiles go to $tmp/out.
+prefix() {
+	local o=$tmp/out
+	case $1 in
+	base) pre=() ;;
+	forward) pre=(env "LD_PRELOAD=$tmp/forward.so") ;;
+	palloc) pre=(env "LD_PRELOAD=$agent" "PALLOC_OUTPUT=$o/palloc.%p.pb.gz") ;;
+	palloc0)
+		pre=(env "LD_PRELOAD=$agent" PALLOC_SAMPLE_RATE=0
+			"PALLOC_OUTPUT=$o/palloc.%p.pb.gz") ;;
 	palloc1)
-		LD_PRELOAD=$agent PALLOC_SAMPLE_RATE=1 \
-			PALLOC_OUTPUT=$tmp/out/palloc.%p.pb.gz "$@" ;;
-	heaptrack) heaptrack -o "$tmp/out/heaptrack" "$@" ;;
-	jemalloc) LD_PRELOAD=$jemalloc "$@" ;;
+		pre=(env "LD_PRELOAD=$agent" PALLOC_SAMPLE_RATE=1
+			"PALLOC_OUTPUT=$o/palloc.%p.pb.gz") ;;
+	heaptrack) pre=(heaptrack -o "$o/heaptrack") ;;
+	jemalloc) pre=(env "LD_PRELOAD=$jemalloc") ;;
 	jeprof)
-		LD_PRELOAD=$jemalloc MALLOC_CONF="prof:true,prof_accum:true,lg_prof_sample:19,prof_final:true,prof_prefix:$tmp/out/jeprof" \
-			"$@" ;;
+		pre=(env "LD_PRELOAD=$jemalloc"
+			"MALLOC_CONF=prof:true,prof_accum:true,lg_prof_sample:19,prof_final:true,prof_prefix:$o/jeprof") ;;
 	palloc_je)
-		LD_PRELOAD=$agent:$jemalloc \
-			PALLOC_OUTPUT=$tmp/out/palloc.%p.pb.gz "$@" ;;
-	tcmalloc) LD_PRELOAD=$tcmalloc TCMALLOC_SAMPLE_PARAMETER=0 "$@" ;;
+		pre=(env "LD_PRELOAD=$agent:$jemalloc"
+			"PALLOC_OUTPUT=$o/palloc.%p.pb.gz") ;;
+	tcmalloc) pre=(env "LD_PRELOAD=$tcmalloc" TCMALLOC_SAMPLE_PARAMETER=0) ;;
 	tcsample)
-		LD_PRELOAD=$tcmalloc TCMALLOC_SAMPLE_PARAMETER=524288 "$@" ;;
-	tcheap)
-		LD_PRELOAD=$tcmalloc HEAPPROFILE=$tmp/out/tcheap "$@" ;;
-	*) die "unknown variant $v" ;;
+		pre=(env "LD_PRELOAD=$tcmalloc"
+			TCMALLOC_SAMPLE_PARAMETER=524288) ;;
+	tcheap) pre=(env "LD_PRELOAD=$tcmalloc" "HEAPPROFILE=$o/tcheap") ;;
+	*) die "unknown variant $1" ;;
 	esac
 }
 
-# measure NAME VARIANT REP CMD...: run it, append "NAME VARIANT REP wall
-# cpu maxrss_kib" to $tmp/results (wall from the shell's clock, cpu =
-# user + sys and maxrss from time(1)); the profiles it wrote are removed.
+# with VARIANT CMD...: run CMD as VARIANT.
+with() {
+	local pre
+	prefix "$1"
+	shift
+	"${pre[@]}" "$@"
+}
+
+# record NAME VARIANT REP: append "NAME VARIANT REP wall cpu maxrss_kib"
+# to $tmp/results, from bash's time (wall, user + sys of the command and
+# all its children, ms resolution) and time(1)'s %M (the largest maximum
+# RSS of the processes it waited for, in KiB).
+record() {
+	awk -v n="$1" -v v="$2" -v r="$3" -v rss="$(cat "$tmp/time")" \
+		'END { printf "%s %s %s %.3f %.3f %d\n", n, v, r, $1, $2 + $3,
+		       rss }' "$tmp/btime" >>"$tmp/results"
+}
+
+# measure NAME VARIANT REP CMD...: run it as VARIANT and record it; the
+# profiles it wrote are removed first.
 measure() {
-	local name=$1 v=$2 r=$3 t0 t1
+	local name=$1 v=$2 r=$3 pre TIMEFORMAT='%R %U %S'
 	shift 3
 	rm -rf "$tmp/out"
 	mkdir -p "$tmp/out"
-	t0=$EPOCHREALTIME
-	with "$v" /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" \
-		>/dev/null 2>"$tmp/stderr" </dev/null ||
+	prefix "$v"
+	{ time /usr/bin/time -f '%M' -o "$tmp/time" "${pre[@]}" "$@" \
+		>/dev/null 2>"$tmp/stderr" </dev/null; } 2>"$tmp/btime" ||
 		{ cat "$tmp/stderr" >&2; die "$name $v failed"; }
-	t1=$EPOCHREALTIME
-	awk -v n="$name" -v v="$v" -v r="$r" -v t0="$t0" -v t1="$t1" \
-		'END { printf "%s %s %s %.4f %.4f %d\n", n, v, r, t1 - t0,
-		       $1 + $2, $3 }' "$tmp/time" >>"$tmp/results"
+	record "$name" "$v" "$r"
 }
 
 # measure_in NAME VARIANT REP FILE CMD...: as measure, stdin from FILE.
 measure_in() {
-	local name=$1 v=$2 r=$3 in=$4 t0 t1
+	local name=$1 v=$2 r=$3 in=$4 pre TIMEFORMAT='%R %U %S'
 	shift 4
 	rm -rf "$tmp/out"
 	mkdir -p "$tmp/out"
-	t0=$EPOCHREALTIME
-	with "$v" /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" \
-		>/dev/null 2>"$tmp/stderr" <"$in" ||
+	prefix "$v"
+	{ time /usr/bin/time -f '%M' -o "$tmp/time" "${pre[@]}" "$@" \
+		>/dev/null 2>"$tmp/stderr" <"$in"; } 2>"$tmp/btime" ||
 		{ cat "$tmp/stderr" >&2; die "$name $v failed"; }
-	t1=$EPOCHREALTIME
-	awk -v n="$name" -v v="$v" -v r="$r" -v t0="$t0" -v t1="$t1" \
-		'END { printf "%s %s %s %.4f %.4f %d\n", n, v, r, t1 - t0,
-		       $1 + $2, $3 }' "$tmp/time" >>"$tmp/results"
+	record "$name" "$v" "$r"
 }
 
 # order REP VARIANT...: the variants in order, reversed on odd REPs.
@@ -194,10 +207,12 @@ ratios() {
 	}' "$tmp/results"
 }
 
-# rssdiff BASE VARIANT: per workload, median (min-max) of VARIANT's
-# maxrss minus BASE's in the same rep, in MiB.
+# rssdiff BASE VARIANT...: per workload, median (min-max) of each
+# VARIANT's maxrss minus BASE's in the same rep, in MiB.
 rssdiff() {
-	awk -v base="$1" -v var="$2" '
+	local base=$1
+	shift
+	awk -v base="$base" -v vars="$*" '
 	function med(a, n,   i, j, t) {
 		for (i = 2; i <= n; i++)
 			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
@@ -211,21 +226,35 @@ rssdiff() {
 		if ($3 > maxr) maxr = $3
 	}
 	END {
-		print "| workload | base peak RSS MiB | " var " - base, MiB |"
-		print "|---|---|---|"
+		nv = split(vars, v, " ")
+		printf "| workload | %s peak RSS MiB |", base
+		for (i = 1; i <= nv; i++) printf " %s - %s MiB |", v[i], base
+		printf "\n|---|---|"
+		for (i = 1; i <= nv; i++) printf "---|"
+		printf "\n"
 		for (k = 1; k <= nn; k++) {
-			w = names[k]; n = 0; lo = 1e9; hi = -1e9; bn = 0
-			for (r = 1; r <= maxr; r++) {
-				if (!((w, var, r) in val) || !((w, base, r) in val))
-					continue
-				x = (val[w, var, r] - val[w, base, r]) / 1024
-				a[++n] = x; b[++bn] = val[w, base, r] / 1024
-				if (x < lo) lo = x
-				if (x > hi) hi = x
+			w = names[k]; bn = 0
+			for (r = 1; r <= maxr; r++)
+				if ((w, base, r) in val)
+					b[++bn] = val[w, base, r] / 1024
+			printf "| %s | %.1f |", w, med(b, bn)
+			for (i = 1; i <= nv; i++) {
+				n = 0; lo = 1e9; hi = -1e9
+				for (r = 1; r <= maxr; r++) {
+					if (!((w, v[i], r) in val) ||
+					    !((w, base, r) in val))
+						continue
+					x = (val[w, v[i], r] - val[w, base, r]) / 1024
+					a[++n] = x
+					if (x < lo) lo = x
+					if (x > hi) hi = x
+				}
+				if (n)
+					printf " %+.1f (%+.1f..%+.1f) |", med(a, n), lo, hi
+				else
+					printf " - |"
 			}
-			if (n)
-				printf "| %s | %.1f | %+.1f (%+.1f..%+.1f) |\n", w,
-					med(b, bn), med(a, n), lo, hi
+			printf "\n"
 		}
 	}' "$tmp/results"
 }
@@ -380,7 +409,7 @@ table_default() {
 	: >"$tmp/results"
 	: >"$tmp/redis"
 	for r in $(seq 1 "$reps"); do
-		for v in $(order "$r" base forward palloc); do
+		for v in $(order "$r" base forward palloc0 palloc); do
 			measure churn_1t "$v" "$r" "$tmp/work" churn 30 1
 			measure churn_2t "$v" "$r" "$tmp/work" churn 15 2
 			measure growth_512MiB "$v" "$r" "$tmp/work" growth 512
@@ -394,24 +423,26 @@ table_default() {
 	echo "## Table 2: default rate (512 KiB), palloc / no palloc ($reps paired runs)"
 	echo
 	echo "Wall time ratio, median (min-max); forward = the bare forwarding"
-	echo "interposer (the floor of any LD_PRELOAD profiler):"
+	echo "interposer (the floor of any LD_PRELOAD profiler); palloc0 ="
+	echo "palloc with sampling off (PALLOC_SAMPLE_RATE=0: hot path and"
+	echo "counters only); palloc = the default rate:"
 	echo
-	ratios 4 base forward palloc
+	ratios 4 base forward palloc0 palloc
 	echo
 	echo "CPU time (user+sys) ratio, median (min-max):"
 	echo
-	ratios 5 base forward palloc
+	ratios 5 base forward palloc0 palloc
 	echo
 	echo "redis-benchmark throughput ratio (requests/s, palloc / none):"
 	echo
 	mv "$tmp/results" "$tmp/results.work"
 	cp "$tmp/redis" "$tmp/results"
-	ratios 4 base forward palloc
+	ratios 4 base forward palloc0 palloc
 	echo
 	echo "Peak RSS (time -v maxrss; redis: VmHWM of the server):"
 	echo
 	cat "$tmp/results.work" >>"$tmp/results"
-	rssdiff base palloc
+	rssdiff base forward palloc0 palloc
 	echo
 }
 
@@ -424,8 +455,8 @@ table_every() {
 	: >"$tmp/results"
 	for r in $(seq 1 "$reps"); do
 		for v in $(order "$r" base palloc1 heaptrack); do
-			measure churn_1t "$v" "$r" "$tmp/work" churn 5 1
-			measure churn_2t "$v" "$r" "$tmp/work" churn 2.5 2
+			measure churn_1t "$v" "$r" "$tmp/work" churn 10 1
+			measure churn_2t "$v" "$r" "$tmp/work" churn 5 2
 		done
 	done
 	echo "## Table 3: every allocation (rate 1) ($reps paired runs)"
@@ -438,8 +469,8 @@ table_every() {
 	echo
 	ratios 4 heaptrack palloc1
 	echo
-	echo "CPU time (user+sys) ratio to no profiler (heaptrack's CPU"
-	echo "excludes its heaptrack_interpret process):"
+	echo "CPU time (user+sys, of all processes: heaptrack's"
+	echo "heaptrack_interpret included) ratio to no profiler:"
 	echo
 	ratios 5 base palloc1 heaptrack
 	echo
@@ -453,24 +484,31 @@ every_depth() {
 	"$run" -q -r 1 --max-depth 128 -o "$tmp/out/deep.pb.gz" \
 		"$tmp/work" deep 0.02 100 >/dev/null ||
 		die "palloc-run deep failed"
-	go tool pprof -traces "$tmp/out/deep.pb.gz" 2>/dev/null >"$tmp/traces"
+	go tool pprof -sample_index=alloc_space -traces \
+		"$tmp/out/deep.pb.gz" 2>/dev/null >"$tmp/traces"
 	echo "100-deep recursion (work deep 0.02 100: 20,000 allocations),"
-	echo "palloc-run -r 1 --max-depth 128, read with go tool pprof -traces:"
+	echo "palloc-run -r 1 --max-depth 128, read with go tool pprof"
+	echo "-sample_index=alloc_space -traces (every stack of the profile):"
 	echo
 	awk '
-	# Each trace ends at a line of dashes; frames are the lines with a
-	# function name after the value columns, or on their own lines.
-	/^-+\+-+$/ { if (nf) { n++; if (hasmain) m++; if (nf > mx) mx = nf
-		     if (!mn || nf < mn) mn = nf } nf = 0; hasmain = 0; next }
-	/^ *(File|Type|Time|Duration):/ { next }
-	NF {
-		f = $NF
+	# Traces are separated by lines of dashes; the header before the
+	# first one and the "thread:" label lines are not frames; the last
+	# field of a frame line is the function.
+	function done_trace() {
+		if (!nf) return
+		n++
+		if (hasmain) m++
+		if (nf > mx) mx = nf
+		if (!mn || nf < mn) mn = nf
+		nf = 0; hasmain = 0
+	}
+	/^-+\+-+$/ { done_trace(); s = 1; next }
+	s && NF && $1 != "thread:" {
 		nf++
-		if (f == "main") hasmain = 1
+		if ($NF == "main") hasmain = 1
 	}
 	END {
-		if (nf) { n++; if (hasmain) m++; if (nf > mx) mx = nf
-			  if (!mn || nf < mn) mn = nf }
+		done_trace()
 		printf "| stacks | reaching main | share | frames min-max |\n"
 		printf "|---|---|---|---|\n"
 		printf "| %d | %d | %.1f %% | %d-%d |\n", n, m,
@@ -492,9 +530,9 @@ table_bounded() {
 		for v in base palloc; do
 			rm -rf "$tmp/keep"
 			mkdir -p "$tmp/keep"
-			LD_PRELOAD=$([ "$v" = palloc ] && echo "$agent") \
-				PALLOC_OUTPUT=$tmp/keep/p.pb.gz \
-				/usr/bin/time -f '%U %S %M' -o "$tmp/time" \
+			/usr/bin/time -f '%U %S %M' -o "$tmp/time" env \
+				LD_PRELOAD="$([ "$v" = palloc ] && echo "$agent")" \
+				PALLOC_OUTPUT="$tmp/keep/p.pb.gz" \
 				"$tmp/work" churn 0 1 "$s" >/dev/null ||
 				die "churn $s s failed"
 			awk -v v="$v" '{ print "churn", v, 1, 0, $1 + $2, $3 }' \
@@ -533,8 +571,8 @@ table_peers() {
 	: >"$tmp/results"
 	for r in $(seq 1 "$reps"); do
 		for v in $(order "$r" base $vars); do
-			measure churn_1t "$v" "$r" "$tmp/work" churn 5 1
-			measure churn_2t "$v" "$r" "$tmp/work" churn 2.5 2
+			measure churn_1t "$v" "$r" "$tmp/work" churn 3 1
+			measure churn_2t "$v" "$r" "$tmp/work" churn 1.5 2
 		done
 	done
 	echo "## Table 6: peers on the churn loop ($reps paired runs)"
@@ -555,14 +593,11 @@ table_peers() {
 	echo
 	ratios 5 tcmalloc tcsample tcheap
 	echo
-	echo "Peak RSS differences to glibc without a profiler (MiB):"
+	echo "Peak RSS differences to glibc without a profiler (MiB; heaptrack:"
+	echo "the largest process, i.e. heaptrack_interpret):"
 	echo
-	for v in $vars; do
-		echo "$v:"
-		echo
-		rssdiff base "$v"
-		echo
-	done
+	rssdiff base $vars
+	echo
 }
 
 case $table in
@@ -576,7 +611,10 @@ esac
 build_programs
 # The machine is shared: as root, run ahead of the neighbours' builds.
 [ "$(id -u)" = 0 ] && renice -n -10 $$ >/dev/null 2>&1
-echo "<!-- $(date -u '+%Y-%m-%d %H:%M UTC'), agent $agent, load $(cut -d' ' -f1-3 /proc/loadavg) -->"
+echo "<!-- $(date -u '+%Y-%m-%d %H:%M UTC'), agent $agent built from" \
+	"$(git -C "$src" log -1 --format=%h 2>/dev/null)" \
+	"$(git -C "$src" status --short libcore 2>/dev/null | wc -l)" \
+	"files modified in libcore/, load $(cut -d' ' -f1-3 /proc/loadavg) -->"
 echo
 if [ "$table" = all ]; then
 	for t in hot default every bounded peers; do
