@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* palloc-dump: heap profiles from live agents or files, as pprof, top, folded or JSON. */
+/* palloc-dump: heap profiles from live agents or files, as pprof, top, folded
+ * or JSON. */
 #include "common.h"
 
 #include <getopt.h>
@@ -97,8 +98,8 @@ static bool all_digits(const char *s)
 static bool other_operand(int argc, char **argv, int skip)
 {
 	static const char *const with_arg[] = {
-		"-p", "--pid", "-s", "--seconds", "-o", "--output",
-		"--sample-index", "--root", "--timeout", "--serve",
+		"-p",	    "--pid",	      "-s",	"--seconds", "-o",
+		"--output", "--sample-index", "--root", "--timeout", "--serve",
 	};
 
 	for (int i = 1; i < argc; i++) {
@@ -121,7 +122,6 @@ static int list_agents(const struct opts *o)
 {
 	struct allocinfo_agent *a;
 	size_t n;
-	json_t *top = NULL, *arr;
 	int rc = 0;
 
 	if (allocinfo_list(&a, &n, o->timeout_ms) < 0) {
@@ -129,19 +129,19 @@ static int list_agents(const struct opts *o)
 		return 2;
 	}
 	if (o->json) {
-		top = json_top_new("palloc-dump-list");
-		arr = json_array();
+		json_t *arr = json_array();
+		json_t *top = json_top_new("palloc-dump-list");
+
 		json_set(top, "agents", arr);
 		for (size_t i = 0; i < n; i++) {
 			json_t *e = json_object(), *s = a[i].stats;
 
 			json_set(e, "pid", json_integer(a[i].pid));
 			json_set(e, "program",
-				 json_str_or_null(s ? json_string_value(
-							      json_object_get(
-								      s,
-								      "program"))
-						    : NULL));
+				 json_str_or_null(
+					 s ? json_string_value(json_object_get(
+						     s, "program"))
+					   : NULL));
 			json_set(e, "uptime_seconds",
 				 json_real_or_null(
 					 s && json_is_number(json_object_get(
@@ -151,17 +151,17 @@ static int list_agents(const struct opts *o)
 			json_set(e, "sampled_inuse_bytes",
 				 json_i64_or_null(
 					 s && allocinfo_int(
-							s,
-							"sampled_inuse_bytes") >=
-						      0,
+						      s,
+						      "sampled_inuse_bytes") >=
+							 0,
 					 allocinfo_int(s,
 						       "sampled_inuse_bytes")));
 			json_set(e, "error",
 				 json_str_or_null(s ? NULL : a[i].error));
 			json_push(arr, e);
 		}
-		if (json_failed() || json_print(stdout, top, JSON_INDENT(2)) <
-					     0) {
+		if (json_failed() ||
+		    json_print(stdout, top, JSON_INDENT(2)) < 0) {
 			msg_error_last("cannot print the list");
 			rc = 2;
 		}
@@ -181,8 +181,8 @@ static int list_agents(const struct opts *o)
 			continue;
 		}
 		snprintf(uptime, sizeof(uptime), "%.0fs",
-			 json_number_value(json_object_get(s,
-							   "uptime_seconds")));
+			 json_number_value(
+				 json_object_get(s, "uptime_seconds")));
 		if (allocinfo_int(s, "sampled_inuse_bytes") >= 0)
 			snprintf(inuse, sizeof(inuse), "%lld",
 				 (long long)allocinfo_int(
@@ -201,11 +201,9 @@ static int list_agents(const struct opts *o)
 /* --stats: the agent's counters, as JSON or "key value" lines. */
 static int dump_stats(pid_t pid, const struct opts *o)
 {
-	json_t *j = allocinfo_get_json(pid, "/debug/palloc/stats",
-				       o->timeout_ms);
+	json_t *j =
+		allocinfo_get_json(pid, "/debug/palloc/stats", o->timeout_ms);
 	struct outfile of;
-	const char *key;
-	json_t *v;
 
 	if (!j) {
 		msg_error("cannot reach agent of process '%d': %s", (int)pid,
@@ -232,10 +230,13 @@ static int dump_stats(pid_t pid, const struct opts *o)
 	} else if (o->json) {
 		json_print(stdout, j, JSON_INDENT(2));
 	} else {
-		json_object_foreach(j, key, v) {
-			char *s = json_dumps(v, JSON_ENCODE_ANY);
+		for (void *it = json_object_iter(j); it;
+		     it = json_object_iter_next(j, it)) {
+			char *s = json_dumps(json_object_iter_value(it),
+					     JSON_ENCODE_ANY);
 
-			printf("%-26s %s\n", key, s ? s : "?");
+			printf("%-26s %s\n", json_object_iter_key(it),
+			       s ? s : "?");
 			free(s);
 		}
 	}
@@ -285,8 +286,7 @@ static json_t *profile_json(const struct pprof_profile *p, pid_t pid,
 	json_set(j, "time_ns", json_integer(p->time_nanos));
 	json_set(j, "duration_ns", json_integer(p->duration_nanos));
 	json_set(j, "sample_count", json_integer((json_int_t)p->n_samples));
-	json_set(j, "location_count",
-		 json_integer((json_int_t)p->n_locations));
+	json_set(j, "location_count", json_integer((json_int_t)p->n_locations));
 	json_set(j, "mapping_count", json_integer((json_int_t)p->n_mappings));
 	json_set(j, "totals", totals_json(p));
 	json_set(j, "top", report_to_json(r, top));
@@ -294,8 +294,8 @@ static json_t *profile_json(const struct pprof_profile *p, pid_t pid,
 }
 
 /* Write the profile and the requested views. Returns the exit code. */
-static int output_profile(struct pprof_profile *p, pid_t pid,
-			  const char *file, const struct opts *o)
+static int output_profile(struct pprof_profile *p, pid_t pid, const char *file,
+			  const struct opts *o)
 {
 	struct report *r = NULL;
 	json_t *j = NULL;
@@ -366,7 +366,7 @@ static void symbolize(struct pprof_profile *p, const char *root)
 
 static int dump_pid(pid_t pid, const struct opts *o)
 {
-	char target[128], root[64];
+	char target[128];
 	struct pprof_profile *p;
 	int timeout = o->timeout_ms;
 	int rc;
@@ -391,6 +391,8 @@ static int dump_pid(pid_t pid, const struct opts *o)
 		return 2;
 	}
 	if (!o->no_symbolize) {
+		char root[64];
+
 		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
 		symbolize(p, root);
 	}
@@ -455,8 +457,8 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	struct opts o = { .top = DEFAULT_TOP,
-			  .timeout_ms = ALLOCINFO_TIMEOUT_MS };
+	struct opts o = {.top = DEFAULT_TOP,
+			 .timeout_ms = ALLOCINFO_TIMEOUT_MS};
 	const char *pid_arg = NULL, *operand = NULL;
 	pid_t pid = 0;
 	uint64_t ns;
@@ -477,8 +479,10 @@ int main(int argc, char **argv)
 		case 's':
 			if (num_parse_u64(optarg, false, &o.seconds) < 0 ||
 			    o.seconds == 0 || o.seconds > 3600)
-				msg_usage(2, "invalid --seconds '%s': want 1 "
-					     "to 3600", optarg);
+				msg_usage(2,
+					  "invalid --seconds '%s': want 1 "
+					  "to 3600",
+					  optarg);
 			break;
 		case OPT_STATS:
 			o.stats = true;
@@ -589,8 +593,8 @@ int main(int argc, char **argv)
 	if (o.output && strcmp(o.output, "-") == 0 && views)
 		msg_usage(2, "-o - and a text view both write to stdout");
 	if (!pid && !operand) {
-		if (o.allocs || o.seconds || o.stats || o.output || o.want_top ||
-		    o.folded || o.symbolize)
+		if (o.allocs || o.seconds || o.stats || o.output ||
+		    o.want_top || o.folded || o.symbolize)
 			msg_usage(2, "missing pid or file operand");
 		return list_agents(&o);
 	}

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* palloc-mallinfo: the allocator's own view of a live process, through its agent. */
+/* palloc-mallinfo: the allocator's own view of a live process, through its
+ * agent. */
 #include "common.h"
 
 #include <getopt.h>
@@ -66,38 +67,54 @@ static void print_value(FILE *fp, const char *key, const json_t *v)
 		fprintf(fp, "%-28s %g\n", key, json_real_value(v));
 }
 
-/* The human table: comparable fields, then the specific scalars and, for
- * glibc, one line per arena. */
-static void print_table(FILE *fp, const json_t *j)
+/* Print the scalars of object obj as "prefix.key value" lines. */
+static void print_object(FILE *fp, const char *prefix, json_t *obj)
 {
-	const json_t *cmp = json_object_get(j, "comparable");
-	const json_t *spec = json_object_get(j, "specific");
+	for (void *it = json_object_iter(obj); it;
+	     it = json_object_iter_next(obj, it)) {
+		const char *key = json_object_iter_key(it);
+		json_t *v = json_object_iter_value(it);
+		char full[128];
+
+		if (prefix)
+			snprintf(full, sizeof(full), "%s.%s", prefix, key);
+		else
+			snprintf(full, sizeof(full), "%s", key);
+		if (json_is_object(v) && !prefix)
+			print_object(fp, key, v);
+		else
+			print_value(fp, full, v);
+	}
+}
+
+/* The free chunks counted over the size classes of one glibc arena. */
+static long long free_chunks(const json_t *arena)
+{
+	const json_t *fc = json_object_get(arena, "free_chunks");
+	long long n = 0;
+
+	for (size_t k = 0; k < json_array_size(fc); k++) {
+		int64_t c = allocinfo_int(json_array_get(fc, k), "count");
+
+		n += c > 0 ? c : 0;
+	}
+	return n;
+}
+
+/* The human table: comparable fields, then the specific scalars and, for
+ * glibc and jemalloc, one line per arena. */
+static void print_table(FILE *fp, json_t *j)
+{
+	json_t *spec = json_object_get(j, "specific");
 	const json_t *arenas, *v;
-	const char *key;
-	size_t i;
 
 	fprintf(fp, "%-28s %d\n", "pid", (int)allocinfo_int(j, "pid"));
 	print_value(fp, "program", json_object_get(j, "program"));
 	print_value(fp, "allocator", json_object_get(j, "allocator"));
 	print_value(fp, "allocator_object",
 		    json_object_get(j, "allocator_object"));
-	json_object_foreach((json_t *)cmp, key, v)
-		print_value(fp, key, v);
-	json_object_foreach((json_t *)spec, key, v) {
-		if (json_is_object(v)) {
-			const char *k2;
-			const json_t *v2;
-
-			json_object_foreach((json_t *)v, k2, v2) {
-				char full[128];
-
-				snprintf(full, sizeof(full), "%s.%s", key, k2);
-				print_value(fp, full, v2);
-			}
-		} else {
-			print_value(fp, key, v);
-		}
-	}
+	print_object(fp, NULL, json_object_get(j, "comparable"));
+	print_object(fp, NULL, spec);
 	arenas = json_object_get(spec, "arenas");
 	if (!json_is_array(arenas) || json_array_size(arenas) == 0)
 		return;
@@ -105,35 +122,28 @@ static void print_table(FILE *fp, const json_t *j)
 		fprintf(fp, "\n%6s %16s %12s %12s %12s\n", "ARENA",
 			"SYSTEM_BYTES", "FAST_BYTES", "REST_BYTES",
 			"FREE_CHUNKS");
-		json_array_foreach(arenas, i, v) {
-			long long chunks = 0;
-			size_t k;
-			const json_t *fc;
-
-			json_array_foreach(json_object_get(v, "free_chunks"),
-					   k, fc)
-				chunks += allocinfo_int(fc, "count") > 0
-						  ? allocinfo_int(fc, "count")
-						  : 0;
+		for (size_t i = 0; i < json_array_size(arenas); i++) {
+			v = json_array_get(arenas, i);
 			fprintf(fp, "%6lld %16lld %12lld %12lld %12lld\n",
 				(long long)allocinfo_int(v, "index"),
 				(long long)allocinfo_int(
 					v, "system_current_bytes"),
 				(long long)allocinfo_int(v, "fast_bytes"),
 				(long long)allocinfo_int(v, "rest_bytes"),
-				chunks);
+				free_chunks(v));
 		}
-	} else if (json_object_get(json_array_get(arenas, 0),
-				   "dirty_bytes")) {
+	} else if (json_object_get(json_array_get(arenas, 0), "dirty_bytes")) {
 		fprintf(fp, "\n%6s %8s %16s %14s %14s\n", "ARENA", "THREADS",
 			"ACTIVE_BYTES", "DIRTY_BYTES", "MUZZY_BYTES");
-		json_array_foreach(arenas, i, v)
+		for (size_t i = 0; i < json_array_size(arenas); i++) {
+			v = json_array_get(arenas, i);
 			fprintf(fp, "%6lld %8lld %16lld %14lld %14lld\n",
 				(long long)allocinfo_int(v, "index"),
 				(long long)allocinfo_int(v, "thread_count"),
 				(long long)allocinfo_int(v, "active_bytes"),
 				(long long)allocinfo_int(v, "dirty_bytes"),
 				(long long)allocinfo_int(v, "muzzy_bytes"));
+		}
 	}
 }
 
@@ -156,10 +166,10 @@ static int list_agents(const struct opts *o)
 		       "ALLOCATED_BYTES");
 	for (size_t i = 0; i < n; i++) {
 		const json_t *s = a[i].stats;
-		const char *prog = json_string_value(
-			json_object_get(s, "program"));
-		const char *alloc = json_string_value(
-			json_object_get(s, "allocator"));
+		const char *prog =
+			json_string_value(json_object_get(s, "program"));
+		const char *alloc =
+			json_string_value(json_object_get(s, "allocator"));
 		int64_t bytes = allocinfo_int(s, "allocator_allocated_bytes");
 		json_t *e = json_object();
 
@@ -179,8 +189,8 @@ static int list_agents(const struct opts *o)
 			printf("%8d  %-20s %-10s %16s\n", (int)a[i].pid,
 			       prog ? prog : "?", alloc ? alloc : "?", "-");
 	}
-	if (o->json && (json_failed() ||
-			json_print(stdout, top, JSON_INDENT(2)) < 0)) {
+	if (o->json &&
+	    (json_failed() || json_print(stdout, top, JSON_INDENT(2)) < 0)) {
 		msg_error_last("cannot print the list");
 		rc = 2;
 	}
@@ -202,7 +212,7 @@ static int report_once(FILE *fp, pid_t pid, const struct opts *o)
 		return 2;
 	}
 	if (o->prom) {
-		struct allocinfo_proc v = { .pid = pid, .mallinfo = j };
+		struct allocinfo_proc v = {.pid = pid, .mallinfo = j};
 
 		v.stats = allocinfo_get_json(pid, "/debug/palloc/stats",
 					     o->timeout_ms);
@@ -248,7 +258,7 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	struct opts o = { .timeout_ms = ALLOCINFO_TIMEOUT_MS };
+	struct opts o = {.timeout_ms = ALLOCINFO_TIMEOUT_MS};
 	const char *pid_arg = NULL;
 	struct outfile of;
 	pid_t pid = 0;

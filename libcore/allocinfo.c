@@ -134,51 +134,51 @@ int64_t allocinfo_int(const json_t *obj, const char *key)
 
 /* A metric taken from one key of one of the two documents. */
 struct prom_metric {
-	const char *name;	/* after "palloc_" */
+	const char *name; /* after "palloc_" */
 	const char *type;
-	bool from_mallinfo;	/* else from stats */
-	const char *key;	/* in stats, or in mallinfo's "comparable" */
+	bool from_mallinfo; /* else from stats */
+	const char *key;    /* in stats, or in mallinfo's "comparable" */
 	const char *help;
 };
 
 static const struct prom_metric prom_metrics[] = {
-	{ "alloc_total", PROM_COUNTER, false, "alloc_count",
-	  "Allocation calls seen by the agent." },
-	{ "free_total", PROM_COUNTER, false, "free_count",
-	  "Frees of non-NULL pointers seen by the agent." },
-	{ "alloc_bytes_total", PROM_COUNTER, false, "alloc_bytes",
-	  "Bytes requested by allocation calls." },
-	{ "inuse_bytes", PROM_GAUGE, false, "inuse_bytes",
-	  "Live heap bytes: exact with PALLOC_EXACT=1, else the allocator's "
-	  "allocated bytes." },
-	{ "peak_inuse_bytes", PROM_GAUGE, false, "peak_inuse_bytes",
-	  "Peak of live heap bytes (exact, or of the sampled estimate)." },
-	{ "sampled_inuse_bytes", PROM_GAUGE, false, "sampled_inuse_bytes",
-	  "Live heap bytes estimated from the sampled profile." },
-	{ "samples_total", PROM_COUNTER, false, "sampled_count",
-	  "Allocations sampled with their stack." },
-	{ "dropped_samples_total", PROM_COUNTER, false, "dropped_count",
-	  "Samples lost (stack table full, agent out of memory)." },
-	{ "stacks", PROM_GAUGE, false, "stack_count",
-	  "Distinct stacks in the agent's stack table." },
-	{ "sample_rate_bytes", PROM_GAUGE, false, "sample_rate",
-	  "Mean bytes between samples (0: sampling off)." },
-	{ "allocator_allocated_bytes", PROM_GAUGE, true, "allocated_bytes",
-	  "Bytes allocated by the program, as the allocator counts them." },
-	{ "allocator_active_bytes", PROM_GAUGE, true, "active_bytes",
-	  "Bytes in the allocator's pages holding live allocations." },
-	{ "allocator_resident_bytes", PROM_GAUGE, true, "resident_bytes",
-	  "Bytes resident, as the allocator counts them." },
-	{ "allocator_mapped_bytes", PROM_GAUGE, true, "mapped_bytes",
-	  "Bytes mapped from the kernel by the allocator." },
-	{ "allocator_retained_bytes", PROM_GAUGE, true, "retained_bytes",
-	  "Virtual memory the allocator keeps without using it." },
-	{ "allocator_free_bytes", PROM_GAUGE, true, "free_bytes",
-	  "Free bytes held inside the allocator's heaps." },
-	{ "allocator_metadata_bytes", PROM_GAUGE, true, "metadata_bytes",
-	  "The allocator's own bookkeeping bytes." },
-	{ "allocator_arenas", PROM_GAUGE, true, "arena_count",
-	  "Arenas of the allocator." },
+	{"alloc_total", PROM_COUNTER, false, "alloc_count",
+	 "Allocation calls seen by the agent."},
+	{"free_total", PROM_COUNTER, false, "free_count",
+	 "Frees of non-NULL pointers seen by the agent."},
+	{"alloc_bytes_total", PROM_COUNTER, false, "alloc_bytes",
+	 "Bytes requested by allocation calls."},
+	{"inuse_bytes", PROM_GAUGE, false, "inuse_bytes",
+	 "Live heap bytes: exact with PALLOC_EXACT=1, else the allocator's "
+	 "allocated bytes."},
+	{"peak_inuse_bytes", PROM_GAUGE, false, "peak_inuse_bytes",
+	 "Peak of live heap bytes (exact, or of the sampled estimate)."},
+	{"sampled_inuse_bytes", PROM_GAUGE, false, "sampled_inuse_bytes",
+	 "Live heap bytes estimated from the sampled profile."},
+	{"samples_total", PROM_COUNTER, false, "sampled_count",
+	 "Allocations sampled with their stack."},
+	{"dropped_samples_total", PROM_COUNTER, false, "dropped_count",
+	 "Samples lost (stack table full, agent out of memory)."},
+	{"stacks", PROM_GAUGE, false, "stack_count",
+	 "Distinct stacks in the agent's stack table."},
+	{"sample_rate_bytes", PROM_GAUGE, false, "sample_rate",
+	 "Mean bytes between samples (0: sampling off)."},
+	{"allocator_allocated_bytes", PROM_GAUGE, true, "allocated_bytes",
+	 "Bytes allocated by the program, as the allocator counts them."},
+	{"allocator_active_bytes", PROM_GAUGE, true, "active_bytes",
+	 "Bytes in the allocator's pages holding live allocations."},
+	{"allocator_resident_bytes", PROM_GAUGE, true, "resident_bytes",
+	 "Bytes resident, as the allocator counts them."},
+	{"allocator_mapped_bytes", PROM_GAUGE, true, "mapped_bytes",
+	 "Bytes mapped from the kernel by the allocator."},
+	{"allocator_retained_bytes", PROM_GAUGE, true, "retained_bytes",
+	 "Virtual memory the allocator keeps without using it."},
+	{"allocator_free_bytes", PROM_GAUGE, true, "free_bytes",
+	 "Free bytes held inside the allocator's heaps."},
+	{"allocator_metadata_bytes", PROM_GAUGE, true, "metadata_bytes",
+	 "The allocator's own bookkeeping bytes."},
+	{"allocator_arenas", PROM_GAUGE, true, "arena_count",
+	 "Arenas of the allocator."},
 };
 
 int allocinfo_prom(FILE *fp, const struct allocinfo_proc *v, size_t n)
@@ -192,11 +192,13 @@ int allocinfo_prom(FILE *fp, const struct allocinfo_proc *v, size_t n)
 		if (prom_family(fp, name, pm->type, pm->help) < 0)
 			return -1;
 		for (size_t i = 0; i < n; i++) {
-			struct prom_label l[2] = { { "pid", pid },
-						   { "program", v[i].program } };
-			const json_t *doc = pm->from_mallinfo
-				? json_object_get(v[i].mallinfo, "comparable")
-				: v[i].stats;
+			struct prom_label l[2] = {{"pid", pid},
+						  {"program", v[i].program}};
+			const json_t *doc =
+				pm->from_mallinfo
+					? json_object_get(v[i].mallinfo,
+							  "comparable")
+					: v[i].stats;
 			int64_t val = doc ? allocinfo_int(doc, pm->key) : -1;
 
 			if (val < 0)
@@ -211,8 +213,8 @@ int allocinfo_prom(FILE *fp, const struct allocinfo_proc *v, size_t n)
 			"Seconds since the agent started.") < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		struct prom_label l[2] = { { "pid", pid },
-					   { "program", v[i].program } };
+		struct prom_label l[2] = {{"pid", pid},
+					  {"program", v[i].program}};
 		json_t *u = json_object_get(v[i].stats, "uptime_seconds");
 
 		if (!json_is_number(u))
@@ -229,9 +231,9 @@ int allocinfo_prom(FILE *fp, const struct allocinfo_proc *v, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const char *a = json_string_value(
 			json_object_get(v[i].mallinfo, "allocator"));
-		struct prom_label l[3] = { { "pid", pid },
-					   { "program", v[i].program },
-					   { "allocator", a } };
+		struct prom_label l[3] = {{"pid", pid},
+					  {"program", v[i].program},
+					  {"allocator", a}};
 
 		if (!a)
 			a = json_string_value(

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The commands' side of the agent: fetch stats, allocator state and profiles. */
+/* The commands' side of the agent: fetch stats, allocator state and profiles.
+ */
 #ifndef PALLOC_ALLOCINFO_H
 #define PALLOC_ALLOCINFO_H
 
@@ -61,9 +62,9 @@ int64_t allocinfo_int(const json_t *obj, const char *key);
 /* One process's documents, for the Prometheus rendering. */
 struct allocinfo_proc {
 	pid_t pid;
-	const char *program;	/* label value; "" when unknown */
-	json_t *stats;		/* /debug/palloc/stats, or NULL */
-	json_t *mallinfo;	/* /debug/palloc/mallinfo, or NULL */
+	const char *program; /* label value; "" when unknown */
+	json_t *stats;	     /* /debug/palloc/stats, or NULL */
+	json_t *mallinfo;    /* /debug/palloc/mallinfo, or NULL */
 };
 
 /*

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Control socket paths, stale-socket cleanup, agent discovery and the client. */
+/* Control socket paths, stale-socket cleanup, agent discovery and the client.
+ */
 #include "common.h"
 #include "ctlsock.h"
 #include "msg.h"
@@ -22,8 +23,7 @@ static const char *xdg_dir(void)
 
 	if (!x || x[0] != '/')
 		return NULL;
-	if (stat(x, &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != geteuid())
+	if (stat(x, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
 		return NULL;
 	return x;
 }
@@ -184,9 +184,9 @@ int ctlsock_find(pid_t pid, char *buf, size_t len)
 	    ctlsock_path(dir, pid, buf, len) == 0 && try_path(buf, &eacces))
 		return 0;
 	x = getenv("XDG_RUNTIME_DIR");
-	if (x && x[0] == '/' && snprintf(dir, sizeof(dir), "%s/palloc", x) <
-	    (int)sizeof(dir) && ctlsock_path(dir, pid, buf, len) == 0 &&
-	    try_path(buf, &eacces))
+	if (x && x[0] == '/' &&
+	    snprintf(dir, sizeof(dir), "%s/palloc", x) < (int)sizeof(dir) &&
+	    ctlsock_path(dir, pid, buf, len) == 0 && try_path(buf, &eacces))
 		return 0;
 	/* The owner of the process may be someone else (or root via sudo). */
 	snprintf(procpath, sizeof(procpath), "/proc/%d", (int)pid);
@@ -229,7 +229,7 @@ static long now_ms(void)
  */
 static int connect_path(const char *path, int timeout_ms)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	long deadline = now_ms() + timeout_ms;
 	size_t n = strlen(path);
 	int fd;
@@ -252,7 +252,8 @@ static int connect_path(const char *path, int timeout_ms)
 		if (errno == EAGAIN) {
 			close(fd);
 			return msg_set("timed out after %d ms waiting to "
-				       "connect", timeout_ms);
+				       "connect",
+				       timeout_ms);
 		}
 		if (errno == ECONNREFUSED) {
 			close(fd);
@@ -262,7 +263,8 @@ static int connect_path(const char *path, int timeout_ms)
 		if (errno == EACCES || errno == EPERM) {
 			close(fd);
 			return msg_set("permission denied on '%s' (the agent "
-				       "belongs to another user)", path);
+				       "belongs to another user)",
+				       path);
 		}
 		close(fd);
 		return msg_set_errno(errno, "cannot connect to '%s'", path);
@@ -282,7 +284,8 @@ int ctlsock_get_path(const char *path, const char *target, int timeout_ms,
 
 	n = snprintf(req, sizeof(req),
 		     "GET %s HTTP/1.0\r\nHost: palloc\r\n"
-		     "User-Agent: palloc\r\n\r\n", target);
+		     "User-Agent: palloc\r\n\r\n",
+		     target);
 	if (n < 0 || (size_t)n >= sizeof(req))
 		return msg_set("request too long '%s'", target);
 	fd = connect_path(path, timeout_ms);

@@ -37,7 +37,7 @@ static int sb_add(struct strbuf *b, const char *s, size_t n)
 /* Append a frame name, with ';' and control bytes made harmless. */
 static int sb_frame(struct strbuf *b, const char *name)
 {
-	size_t start = b->len;
+	size_t start;
 
 	if (b->len && sb_add(b, ";", 1) < 0)
 		return -1;
@@ -53,9 +53,8 @@ static int sb_frame(struct strbuf *b, const char *name)
 static int sb_location(struct strbuf *b, const struct pprof_profile *p,
 		       const struct pprof_location *l)
 {
-	char name[320];
-
 	if (l->n_lines == 0) {
+		char name[320];
 		const struct pprof_mapping *m =
 			l->mapping_id ? &p->mappings[l->mapping_id - 1] : NULL;
 
@@ -102,7 +101,7 @@ int folded_write(FILE *fp, const struct pprof_profile *p, int sample_index)
 		return msg_set_errno(ENOMEM, "folded stacks");
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const struct pprof_sample *s = &p->samples[i];
-		struct strbuf b = { 0 };
+		struct strbuf b = {0};
 
 		if (s->values[sample_index] == 0)
 			continue;
@@ -118,7 +117,7 @@ int folded_write(FILE *fp, const struct pprof_profile *p, int sample_index)
 		lines[n].value = s->values[sample_index];
 		n++;
 		continue;
-oom:
+	oom:
 		free(b.p);
 		msg_set_errno(ENOMEM, "folded stacks");
 		goto out;

@@ -129,8 +129,7 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req)
 	return 1;
 }
 
-int http_query_get(const char *query, const char *key, char *out,
-		   size_t outsz)
+int http_query_get(const char *query, const char *key, char *out, size_t outsz)
 {
 	size_t klen = strlen(key);
 	const char *p = query;
@@ -206,8 +205,7 @@ int http_write_all(int fd, const void *buf, size_t len)
 }
 
 int http_write_response(int fd, int status, const char *content_type,
-			const char *extra_headers, const void *body,
-			size_t len)
+			const char *extra_headers, const void *body, size_t len)
 {
 	char head[1024];
 	int n;
@@ -244,7 +242,7 @@ int http_write_error(int fd, int status, const char *detail)
 static ssize_t read_timeout(int fd, void *buf, size_t len, int timeout_ms)
 {
 	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 		int r = poll(&pfd, 1, timeout_ms);
 		ssize_t n;
 
@@ -283,8 +281,8 @@ static bool header_value(const char *head, const char *name, char *out,
 			while (*v == ' ' || *v == '\t')
 				v++;
 			vlen = (size_t)(start + llen - v);
-			while (vlen && (v[vlen - 1] == '\r' ||
-					v[vlen - 1] == ' '))
+			while (vlen &&
+			       (v[vlen - 1] == '\r' || v[vlen - 1] == ' '))
 				vlen--;
 			if (vlen >= outsz)
 				vlen = outsz - 1;
@@ -356,9 +354,10 @@ int http_read_response(int fd, int timeout_ms, size_t max_body,
 		return msg_set("connection closed before the end of the "
 			       "response headers");
 	}
-	if (strncmp(buf, "HTTP/1.", 7) != 0 || (buf[7] != '0' && buf[7] != '1') ||
-	    buf[8] != ' ' || buf[9] < '1' || buf[9] > '5' || buf[10] < '0' ||
-	    buf[10] > '9' || buf[11] < '0' || buf[11] > '9') {
+	if (strncmp(buf, "HTTP/1.", 7) != 0 ||
+	    (buf[7] != '0' && buf[7] != '1') || buf[8] != ' ' || buf[9] < '1' ||
+	    buf[9] > '5' || buf[10] < '0' || buf[10] > '9' || buf[11] < '0' ||
+	    buf[11] > '9') {
 		free(buf);
 		return msg_set("malformed response");
 	}
@@ -377,7 +376,8 @@ int http_read_response(int fd, int timeout_ms, size_t max_body,
 		if (want != len - hlen) {
 			free(buf);
 			return msg_set("connection closed after %zu of %llu "
-				       "bytes", len - hlen, want);
+				       "bytes",
+				       len - hlen, want);
 		}
 	}
 	if (!header_value(buf, "Content-Type", resp->content_type,

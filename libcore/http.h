@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Minimal HTTP/1.0: request parsing and response writing for the control socket. */
+/* Minimal HTTP/1.0: request parsing and response writing for the control
+ * socket. */
 #ifndef PALLOC_HTTP_H
 #define PALLOC_HTTP_H
 
@@ -43,8 +44,7 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req);
  * (size outsz, NUL-terminated). Returns 1 if found, 0 if absent, -1 if the
  * value does not fit or is badly encoded. A key without '=' has value "".
  */
-int http_query_get(const char *query, const char *key, char *out,
-		   size_t outsz);
+int http_query_get(const char *query, const char *key, char *out, size_t outsz);
 
 /* The reason phrase for status ("OK", "Bad Request"...). */
 const char *http_reason(int status);
@@ -69,9 +69,9 @@ int http_write_all(int fd, const void *buf, size_t len);
 
 /* A response as the client reads it. */
 struct http_response {
-	int status;		 /* 200, 400... */
-	char content_type[128];	 /* "" if absent */
-	char *body;		 /* malloc'd, NUL-terminated beyond len */
+	int status;		/* 200, 400... */
+	char content_type[128]; /* "" if absent */
+	char *body;		/* malloc'd, NUL-terminated beyond len */
 	size_t len;
 };
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The commands' TCP HTTP server (libmicrohttpd): agents' endpoints and /metrics. */
+/* The commands' TCP HTTP server (libmicrohttpd): agents' endpoints and
+ * /metrics. */
 #include "common.h"
 #include "serve.h"
 
@@ -94,9 +95,8 @@ static ssize_t current_pids(const struct serve *s, pid_t **out)
 	for (size_t i = 0; i < n; i++) {
 		pid_t p = a[i].pid;
 
-		if (root &&
-		    !(p == root || (s->cfg.follow_descendants &&
-				    descends_from(p, root))))
+		if (root && !(p == root || (s->cfg.follow_descendants &&
+					    descends_from(p, root))))
 			continue;
 		(*out)[k++] = p;
 	}
@@ -111,8 +111,8 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
 			     bool owned)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(
-		len, body, owned ? MHD_RESPMEM_MUST_FREE
-				 : MHD_RESPMEM_MUST_COPY);
+		len, body,
+		owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
 
 	if (!r) {
@@ -153,8 +153,8 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status,
 static pid_t request_pid(struct serve *s, struct MHD_Connection *c,
 			 enum MHD_Result *ret)
 {
-	const char *arg = MHD_lookup_connection_value(
-		c, MHD_GET_ARGUMENT_KIND, "pid");
+	const char *arg =
+		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
 	pid_t *set = NULL, pid = 0;
 	ssize_t n = current_pids(s, &set);
 	uint64_t v;
@@ -183,8 +183,8 @@ static pid_t request_pid(struct serve *s, struct MHD_Connection *c,
 		return pid;
 	}
 	for (ssize_t i = 0; i < n; i++)
-		if (set[i] == __atomic_load_n(&s->cfg.root_pid,
-					      __ATOMIC_ACQUIRE))
+		if (set[i] ==
+		    __atomic_load_n(&s->cfg.root_pid, __ATOMIC_ACQUIRE))
 			pid = set[i];
 	if (!pid && n == 1)
 		pid = set[0];
@@ -218,10 +218,10 @@ static enum MHD_Result agent_error(struct MHD_Connection *c, pid_t pid)
 static enum MHD_Result serve_profile(struct serve *s, struct MHD_Connection *c,
 				     const char *url, pid_t pid)
 {
-	const char *sec = MHD_lookup_connection_value(
-		c, MHD_GET_ARGUMENT_KIND, "seconds");
-	const char *sym = MHD_lookup_connection_value(
-		c, MHD_GET_ARGUMENT_KIND, "symbolize");
+	const char *sec = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						      "seconds");
+	const char *sym = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						      "symbolize");
 	char target[128], root[64];
 	int timeout = s->cfg.timeout_ms;
 	uint64_t seconds = 0;
@@ -288,8 +288,8 @@ static int smaps_prom(FILE *fp, const struct allocinfo_proc *v,
 		      const struct procfs_usage *u, const bool *have, size_t n)
 {
 	static const enum procfs_field fields[] = {
-		PROCFS_RSS, PROCFS_PSS, PROCFS_PSS_ANON, PROCFS_PSS_FILE,
-		PROCFS_ANONYMOUS, PROCFS_SWAP,
+		PROCFS_RSS,	 PROCFS_PSS,	   PROCFS_PSS_ANON,
+		PROCFS_PSS_FILE, PROCFS_ANONYMOUS, PROCFS_SWAP,
 	};
 	char name[PROM_NAME_MAX], metric[96], pid[16];
 
@@ -303,15 +303,14 @@ static int smaps_prom(FILE *fp, const struct allocinfo_proc *v,
 		if (prom_family(fp, name, PROM_GAUGE, metric) < 0)
 			return -1;
 		for (size_t i = 0; i < n; i++) {
-			struct prom_label l[2] = { { "pid", pid },
-						   { "program",
-						     v[i].program } };
+			struct prom_label l[2] = {{"pid", pid},
+						  {"program", v[i].program}};
 
 			if (!have[i] || !procfs_has(&u[i], fields[f]))
 				continue;
 			snprintf(pid, sizeof(pid), "%d", (int)v[i].pid);
-			if (prom_sample_u64(fp, name, l, 2,
-					    u[i].v[fields[f]]) < 0)
+			if (prom_sample_u64(fp, name, l, 2, u[i].v[fields[f]]) <
+			    0)
 				return -1;
 		}
 	}
@@ -465,8 +464,8 @@ static int parse_addr(const char *addr, struct sockaddr_storage *ss,
 {
 	char host[256] = "127.0.0.1";
 	const char *port = addr, *colon = strrchr(addr, ':');
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICSERV };
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_NUMERICSERV};
 	struct addrinfo *res = NULL;
 	uint64_t pv;
 	int e;
@@ -506,8 +505,8 @@ struct serve *serve_start_config(const char *addr,
 	socklen_t sl;
 	const union MHD_DaemonInfo *info;
 	char host[INET6_ADDRSTRLEN] = "?";
-	unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
-			 MHD_USE_INTERNAL_POLLING_THREAD;
+	unsigned flags =
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
 	unsigned port = 0;
 
 	if (!s) {
@@ -547,8 +546,8 @@ struct serve *serve_start_config(const char *addr,
 			  host, sizeof(host));
 		snprintf(s->url, sizeof(s->url), "http://[%s]:%u", host, port);
 	} else {
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr,
-			  host, sizeof(host));
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host,
+			  sizeof(host));
 		snprintf(s->url, sizeof(s->url), "http://%s:%u", host, port);
 	}
 	return s;

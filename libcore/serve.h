@@ -34,7 +34,7 @@
 struct serve;
 
 struct serve_config {
-	const pid_t *pids;	 /* a fixed set, or NULL */
+	const pid_t *pids; /* a fixed set, or NULL */
 	size_t n_pids;
 	pid_t root_pid;		 /* with no fixed set: this process ... (-1:
 				  * none yet, see serve_set_root) */
@@ -76,7 +76,6 @@ void serve_stop(struct serve *s);
  * SIGINT or SIGTERM, printing "serving URL" on stderr once listening.
  * Returns the exit code (0, or 2 after printing why it could not start).
  */
-int serve_run(const char *addr, const pid_t *pids, size_t n,
-	      int timeout_ms);
+int serve_run(const char *addr, const pid_t *pids, size_t n, int timeout_ms);
 
 #endif /* PALLOC_SERVE_H */

@@ -307,8 +307,8 @@ static void glibc_totals_json(struct abuf *b, const struct glibc_totals *t,
 		      t->aspace_mprotect_bytes);
 }
 
-static void glibc_total_tag(struct glibc_totals *t, const char *name,
-			    size_t nl, const char *tag, size_t n)
+static void glibc_total_tag(struct glibc_totals *t, const char *name, size_t nl,
+			    const char *tag, size_t n)
 {
 	int64_t count = xml_attr(tag, n, "count");
 	int64_t size = xml_attr(tag, n, "size");
@@ -366,8 +366,7 @@ static int glibc_arenas_json(struct abuf *b, const char *xml)
 			break;
 		n = (size_t)(gt - p);
 		/* A closing tag keeps its '/' in the name ("/heap"). */
-		nl = (name[0] == '/') + strcspn(name + (name[0] == '/'),
-						" />");
+		nl = (name[0] == '/') + strcspn(name + (name[0] == '/'), " />");
 		if (nl == 4 && memcmp(name, "heap", 4) == 0) {
 			glibc_totals_init(&heap);
 			abuf_printf(b, "%s{\"index\":%lld,\"free_chunks\":[",
@@ -382,9 +381,9 @@ static int glibc_arenas_json(struct abuf *b, const char *xml)
 			glibc_totals_json(b, &heap, false);
 			abuf_printf(b, "}");
 			in_heap = false;
-		} else if (in_heap && ((nl == 4 && !memcmp(name, "size", 4)) ||
-				       (nl == 8 &&
-					!memcmp(name, "unsorted", 8)))) {
+		} else if (in_heap &&
+			   ((nl == 4 && !memcmp(name, "size", 4)) ||
+			    (nl == 8 && !memcmp(name, "unsorted", 8)))) {
 			abuf_printf(b, "%s{\"kind\":\"%s\"",
 				    first_chunk ? "" : ",",
 				    nl == 4 ? "bin" : "unsorted");
@@ -399,8 +398,7 @@ static int glibc_arenas_json(struct abuf *b, const char *xml)
 			abuf_printf(b, "}");
 			first_chunk = false;
 		} else {
-			glibc_total_tag(in_heap ? &heap : &all, name, nl, p,
-					n);
+			glibc_total_tag(in_heap ? &heap : &all, name, nl, p, n);
 		}
 		p = gt + 1;
 	}
@@ -483,7 +481,7 @@ static void je_specific(struct abuf *b, const struct allocstats_comparable *c)
 	size_t sz = sizeof(version);
 	int64_t page = je_size("arenas.page");
 	static const char *const fields[] = {
-		"stats.allocated", "stats.active", "stats.metadata",
+		"stats.allocated",    "stats.active",	"stats.metadata",
 		"stats.metadata_thp", "stats.resident", "stats.mapped",
 		"stats.retained",
 	};
@@ -517,8 +515,7 @@ static void je_specific(struct abuf *b, const struct allocstats_comparable *c)
 		snprintf(name, sizeof(name), "stats.arenas.%lld.pmuzzy",
 			 (long long)i);
 		pmuzzy = je_size(name);
-		abuf_printf(b, "%s{\"index\":%lld", i ? "," : "",
-			    (long long)i);
+		abuf_printf(b, "%s{\"index\":%lld", i ? "," : "", (long long)i);
 		abuf_json_i64(b, true, "thread_count", nthreads);
 		abuf_json_i64(b, true, "active_bytes",
 			      pactive >= 0 && page > 0 ? pactive * page : -1);
@@ -712,7 +709,7 @@ void allocstats_json(struct abuf *b)
 	case ALLOCSTATS_GLIBC: {
 		struct mallinfo2 mi = mallinfo2();
 		char *xml = glibc_malloc_info();
-		struct abuf arenas = { 0 };
+		struct abuf arenas = {0};
 		int heaps = xml ? glibc_arenas_json(&arenas, xml) : -1;
 
 		glibc_comparable(&c, &mi, heaps);

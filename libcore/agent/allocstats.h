@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Allocator state read inside the target: glibc, jemalloc, mimalloc, tcmalloc. */
+/* Allocator state read inside the target: glibc, jemalloc, mimalloc, tcmalloc.
+ */
 #ifndef PALLOC_ALLOCSTATS_H
 #define PALLOC_ALLOCSTATS_H
 

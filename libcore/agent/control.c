@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The agent's control server: one thread answering HTTP/1.0 on a unix socket. */
+/* The agent's control server: one thread answering HTTP/1.0 on a unix socket.
+ */
 #include "common.h"
 #include "agent/agent.h"
 #include "agent/allocstats.h"
@@ -31,16 +32,16 @@
  */
 
 #define CONTROL_BACKLOG 16
-#define CONTROL_HEAD_TIMEOUT_MS 2000	/* a silent client is dropped */
-#define CONTROL_SEND_TIMEOUT_S 10	/* a client that stops reading */
-#define CONTROL_MAX_SECONDS 3600	/* cap of ?seconds=N */
+#define CONTROL_HEAD_TIMEOUT_MS 2000 /* a silent client is dropped */
+#define CONTROL_SEND_TIMEOUT_S 10    /* a client that stops reading */
+#define CONTROL_MAX_SECONDS 3600     /* cap of ?seconds=N */
 
 static struct {
 	int lfd;
-	pid_t pid;	/* the process that bound path */
+	pid_t pid; /* the process that bound path */
 	char path[CTLSOCK_PATH_MAX];
 	bool running;
-} ctl = { .lfd = -1 };
+} ctl = {.lfd = -1};
 
 static long now_ms(void)
 {
@@ -53,10 +54,10 @@ static long now_ms(void)
 /* ---- /debug/pprof/heap?seconds=N: Go's delta, second minus first ---- */
 
 struct delta_entry {
-	uint64_t *ids;	/* location ids in the delta profile */
+	uint64_t *ids; /* location ids in the delta profile */
 	size_t n_ids;
 	const struct pprof_sample *s;
-	int sign;	/* +1: second snapshot, -1: first */
+	int sign; /* +1: second snapshot, -1: first */
 };
 
 static int cmp_labels(const struct pprof_sample *a,
@@ -170,9 +171,9 @@ static int delta_samples(struct pprof_profile *q, struct delta_entry *e,
 		for (size_t k = 0; k < nv; k++)
 			zero &= v[k] == 0;
 		/* Go's profile.Merge drops samples whose values are all 0. */
-		if (!zero && pprof_add_sample(q, e[i].ids, e[i].n_ids, v,
-					      e[i].s->labels,
-					      e[i].s->n_labels) < 0) {
+		if (!zero &&
+		    pprof_add_sample(q, e[i].ids, e[i].n_ids, v, e[i].s->labels,
+				     e[i].s->n_labels) < 0) {
 			free(v);
 			return -1;
 		}
@@ -211,9 +212,9 @@ static struct pprof_profile *profile_delta(const struct pprof_profile *p0,
 		    0 ||
 	    pprof_set_period(q, p1->period_type.type, p1->period_type.unit,
 			     p1->period) < 0 ||
-	    pprof_set_default_sample_type(q, p1->default_sample_type[0] ?
-						      p1->default_sample_type :
-						      NULL) < 0)
+	    pprof_set_default_sample_type(q, p1->default_sample_type[0]
+						     ? p1->default_sample_type
+						     : NULL) < 0)
 		goto out;
 	for (size_t i = 0; i < p1->n_comments; i++)
 		if (pprof_add_comment(q, p1->comments[i]) < 0)
@@ -254,8 +255,7 @@ static void send_profile(int fd, struct pprof_profile *p, const char *name)
 	}
 	snprintf(hdr, sizeof(hdr),
 		 "Content-Disposition: attachment; filename=\"%s\"\r\n", name);
-	http_write_response(fd, 200, "application/octet-stream", hdr, buf,
-			    len);
+	http_write_response(fd, 200, "application/octet-stream", hdr, buf, len);
 	pprof_free_buffer(p, buf);
 }
 
@@ -299,8 +299,7 @@ static int parse_seconds(const char *s, uint64_t *out)
 	return 0;
 }
 
-static void handle_profile(int fd, const struct http_request *req,
-			   bool allocs)
+static void handle_profile(int fd, const struct http_request *req, bool allocs)
 {
 	struct pprof_profile *p, *p0, *d;
 	char val[32];
@@ -308,15 +307,17 @@ static void handle_profile(int fd, const struct http_request *req,
 	int r = http_query_get(req->query, "seconds", val, sizeof(val));
 
 	if (r < 0 || (r > 0 && (parse_seconds(val, &seconds) < 0))) {
-		http_write_error(fd, 400, "seconds must be an integer from 1 "
-					  "to 3600");
+		http_write_error(fd, 400,
+				 "seconds must be an integer from 1 "
+				 "to 3600");
 		return;
 	}
 	r = http_query_get(req->query, "debug", val, sizeof(val));
 	if (r != 0 && strcmp(val, "0") != 0) {
-		http_write_error(fd, 400, "only debug=0 (the binary profile) "
-					  "is served; palloc-dump --top "
-					  "prints text");
+		http_write_error(fd, 400,
+				 "only debug=0 (the binary profile) "
+				 "is served; palloc-dump --top "
+				 "prints text");
 		return;
 	}
 	p0 = agent_build_profile();
@@ -377,8 +378,10 @@ static int64_t sampled_inuse(void)
 
 static void json_head(struct abuf *b, const char *format)
 {
-	abuf_printf(b, "{\"format\":\"%s\",\"format_version\":1,\"pid\":%d,"
-		    "\"program\":", format, (int)getpid());
+	abuf_printf(b,
+		    "{\"format\":\"%s\",\"format_version\":1,\"pid\":%d,"
+		    "\"program\":",
+		    format, (int)getpid());
 	abuf_json_str(b, agent_program_name());
 }
 
@@ -398,7 +401,7 @@ static void handle_stats(int fd)
 	struct agent_stats st;
 	struct allocstats_comparable c;
 	enum allocstats_kind k;
-	struct abuf b = { 0 };
+	struct abuf b = {0};
 	int64_t sampled = sampled_inuse();
 	int64_t inuse;
 
@@ -409,7 +412,8 @@ static void handle_stats(int fd)
 	json_head(&b, "palloc-stats");
 	abuf_printf(&b, ",\"uptime_seconds\":%.3f,\"exact\":%s",
 		    st.uptime_seconds, st.exact ? "true" : "false");
-	abuf_printf(&b, ",\"sample_rate\":%llu,\"alloc_count\":%llu,"
+	abuf_printf(&b,
+		    ",\"sample_rate\":%llu,\"alloc_count\":%llu,"
 		    "\"free_count\":%llu,\"alloc_bytes\":%llu",
 		    (unsigned long long)st.sample_rate,
 		    (unsigned long long)st.alloc_count,
@@ -417,27 +421,28 @@ static void handle_stats(int fd)
 		    (unsigned long long)st.alloc_bytes);
 	abuf_json_i64(&b, true, "inuse_bytes", inuse);
 	abuf_printf(&b, ",\"inuse_source\":%s",
-		    st.exact ? "\"exact\"" :
-		    inuse >= 0 ? "\"allocator\"" : "null");
+		    st.exact	 ? "\"exact\""
+		    : inuse >= 0 ? "\"allocator\""
+				 : "null");
 	abuf_json_i64(&b, true, "peak_inuse_bytes",
 		      (int64_t)st.peak_inuse_bytes);
 	abuf_printf(&b, ",\"peak_inuse_source\":\"%s\"",
 		    st.exact ? "exact" : "sampled");
 	abuf_json_i64(&b, true, "sampled_inuse_bytes", sampled);
-	abuf_printf(&b, ",\"sampled_count\":%llu,\"dropped_count\":%llu,"
+	abuf_printf(&b,
+		    ",\"sampled_count\":%llu,\"dropped_count\":%llu,"
 		    "\"stack_count\":%llu",
 		    (unsigned long long)st.sampled_count,
 		    (unsigned long long)st.dropped_count,
 		    (unsigned long long)st.stack_count);
 	abuf_printf(&b, ",\"allocator\":\"%s\"", allocstats_name(k));
-	abuf_json_i64(&b, true, "allocator_allocated_bytes",
-		      c.allocated_bytes);
+	abuf_json_i64(&b, true, "allocator_allocated_bytes", c.allocated_bytes);
 	send_json(fd, &b);
 }
 
 static void handle_mallinfo(int fd)
 {
-	struct abuf b = { 0 };
+	struct abuf b = {0};
 
 	json_head(&b, "palloc-mallinfo");
 	allocstats_json(&b);
@@ -446,13 +451,12 @@ static void handle_mallinfo(int fd)
 
 static void handle_index(int fd)
 {
-	static const char body[] =
-		"palloc agent endpoints:\n"
-		"/debug/pprof/heap\n"
-		"/debug/pprof/heap?seconds=N\n"
-		"/debug/pprof/allocs\n"
-		"/debug/palloc/stats\n"
-		"/debug/palloc/mallinfo\n";
+	static const char body[] = "palloc agent endpoints:\n"
+				   "/debug/pprof/heap\n"
+				   "/debug/pprof/heap?seconds=N\n"
+				   "/debug/pprof/allocs\n"
+				   "/debug/palloc/stats\n"
+				   "/debug/palloc/mallinfo\n";
 
 	http_write_response(fd, 200, "text/plain; charset=utf-8", NULL, body,
 			    sizeof(body) - 1);
@@ -481,7 +485,7 @@ static int read_request(int fd, struct http_request *req)
 	long deadline = now_ms() + CONTROL_HEAD_TIMEOUT_MS;
 
 	while (len < sizeof(buf)) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 		long left = deadline - now_ms();
 		ssize_t n;
 		int r;
@@ -509,7 +513,7 @@ static int read_request(int fd, struct http_request *req)
 static void serve_one(int fd)
 {
 	struct http_request req;
-	struct timeval tv = { .tv_sec = CONTROL_HEAD_TIMEOUT_MS / 1000 };
+	struct timeval tv = {.tv_sec = CONTROL_HEAD_TIMEOUT_MS / 1000};
 	int r;
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -558,7 +562,7 @@ static void *control_thread(void *arg)
 				continue;
 			if (errno == EMFILE || errno == ENFILE ||
 			    errno == ENOBUFS || errno == ENOMEM) {
-				struct timespec ts = { 0, 100000000L };
+				struct timespec ts = {0, 100000000L};
 
 				nanosleep(&ts, NULL);
 				continue;
@@ -587,15 +591,14 @@ static void control_warn(void)
 
 int control_start(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char dir[CTLSOCK_PATH_MAX];
 	sigset_t all, old;
 	pthread_attr_t attr;
 	pthread_t th;
 	int fd, rc;
 
-	if (ctlsock_dir(dir, sizeof(dir)) < 0 ||
-	    ctlsock_prepare_dir(dir) < 0 ||
+	if (ctlsock_dir(dir, sizeof(dir)) < 0 || ctlsock_prepare_dir(dir) < 0 ||
 	    ctlsock_path(dir, getpid(), ctl.path, sizeof(ctl.path)) < 0)
 		goto fail;
 	ctlsock_clean_stale(dir);

@@ -9,8 +9,8 @@
 #include "tap.h"
 
 static const struct pprof_value_type types[2] = {
-	{ "inuse_objects", "count" },
-	{ "inuse_space", "bytes" },
+	{"inuse_objects", "count"},
+	{"inuse_space", "bytes"},
 };
 
 /*
@@ -21,16 +21,16 @@ static const struct pprof_value_type types[2] = {
 static struct pprof_profile *build(void)
 {
 	struct pprof_profile *p = pprof_new(NULL);
-	struct pprof_mapping exe = { .start = 0x400000, .limit = 0x500000,
-				     .file = "/usr/bin/prog" };
-	struct pprof_mapping libc = { .start = 0x7f0000000000,
-				      .limit = 0x7f0000100000,
-				      .offset = 0x28000,
-				      .file = "/lib/libc.so.6" };
+	struct pprof_mapping exe = {
+		.start = 0x400000, .limit = 0x500000, .file = "/usr/bin/prog"};
+	struct pprof_mapping libc = {.start = 0x7f0000000000,
+				     .limit = 0x7f0000100000,
+				     .offset = 0x28000,
+				     .file = "/lib/libc.so.6"};
 	struct pprof_line lines[2];
 	uint64_t mexe, mlibc, fmain, ff, fg, fodd, lmain, lfg, lraw, lodd;
 	uint64_t s1[2], s2[3], s3[2];
-	int64_t v1[2] = { 1, 100 }, v2[2] = { 2, 50 }, v0[2] = { 0, 0 };
+	int64_t v1[2] = {1, 100}, v2[2] = {2, 50}, v0[2] = {0, 0};
 
 	if (!p || pprof_set_sample_types(p, types, 2) < 0)
 		return NULL;
@@ -40,12 +40,12 @@ static struct pprof_profile *build(void)
 	ff = pprof_add_function(p, "f", "f", "prog.c", 10);
 	fg = pprof_add_function(p, "g", "g", "prog.c", 20);
 	fodd = pprof_add_function(p, "odd;name", "odd", "prog.c", 30);
-	lines[0] = (struct pprof_line){ fmain, 5 };
+	lines[0] = (struct pprof_line){fmain, 5};
 	lmain = pprof_add_location(p, mexe, 0x401000, lines, 1);
-	lines[0] = (struct pprof_line){ fg, 21 }; /* innermost first */
-	lines[1] = (struct pprof_line){ ff, 11 };
+	lines[0] = (struct pprof_line){fg, 21}; /* innermost first */
+	lines[1] = (struct pprof_line){ff, 11};
 	lfg = pprof_add_location(p, mexe, 0x402000, lines, 2);
-	lines[0] = (struct pprof_line){ fodd, 31 };
+	lines[0] = (struct pprof_line){fodd, 31};
 	lodd = pprof_add_location(p, mexe, 0x403000, lines, 1);
 	lraw = pprof_add_location(p, mlibc, 0x7f0000001234, NULL, 0);
 	s1[0] = lfg;
@@ -94,9 +94,10 @@ static void test_folded(void)
 				   "main;odd_name 50\n") == 0,
 	       "folded inuse_space: merged, caller first, inlined frames, "
 	       "raw address, ';' replaced, zero left out");
-	if (out && rc == 0 && strcmp(out, "main;f;g 150\n"
-					  "main;f;g;libc.so.6+0x29234 100\n"
-					  "main;odd_name 50\n") != 0)
+	if (out && rc == 0 &&
+	    strcmp(out, "main;f;g 150\n"
+			"main;f;g;libc.so.6+0x29234 100\n"
+			"main;odd_name 50\n") != 0)
 		printf("# got:\n%s", out);
 	free(out);
 	out = capture(p, 0, &rc);
@@ -122,7 +123,7 @@ static void test_prom(void)
 		"{\"allocator\":\"glibc\",\"comparable\":{"
 		"\"allocated_bytes\":1000,\"active_bytes\":null}}";
 	json_error_t err;
-	struct allocinfo_proc v = { .pid = 42, .program = "x\"y" };
+	struct allocinfo_proc v = {.pid = 42, .program = "x\"y"};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -141,12 +142,15 @@ static void test_prom(void)
 	tap_ok(buf && strstr(buf, "# TYPE palloc_inuse_bytes gauge\n# HELP") &&
 		       strstr(buf, "palloc_inuse_bytes{") == NULL,
 	       "a null value gives no sample (the family is still declared)");
-	tap_ok(buf && strstr(buf, "palloc_allocator_allocated_bytes{pid=\"42\","
-				  "program=\"x\\\"y\"} 1000\n") &&
+	tap_ok(buf &&
+		       strstr(buf,
+			      "palloc_allocator_allocated_bytes{pid=\"42\","
+			      "program=\"x\\\"y\"} 1000\n") &&
 		       strstr(buf, "palloc_allocator_active_bytes{") == NULL,
 	       "allocator comparable fields, null left out");
-	tap_ok(buf && strstr(buf, "palloc_allocator_info{pid=\"42\","
-				  "program=\"x\\\"y\",allocator=\"glibc\"} 1\n"),
+	tap_ok(buf && strstr(buf,
+			     "palloc_allocator_info{pid=\"42\","
+			     "program=\"x\\\"y\",allocator=\"glibc\"} 1\n"),
 	       "allocator_info");
 	tap_ok(buf && strstr(buf, "palloc_uptime_seconds{pid=\"42\","
 				  "program=\"x\\\"y\"} 1.5\n"),

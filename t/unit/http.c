@@ -29,7 +29,8 @@ static void test_parse(void)
 		       req.query[0] == '\0' && req.minor == 0,
 	       "simple GET parses");
 	tap_ok(parse("GET /debug/pprof/heap?seconds=5&pid=42 HTTP/1.1\r\n"
-		     "Host: x\r\nUser-Agent: curl\r\n\r\n", &req) == 1 &&
+		     "Host: x\r\nUser-Agent: curl\r\n\r\n",
+		     &req) == 1 &&
 		       strcmp(req.path, "/debug/pprof/heap") == 0 &&
 		       strcmp(req.query, "seconds=5&pid=42") == 0 &&
 		       req.minor == 1,
@@ -114,8 +115,8 @@ static void test_roundtrip(void)
 	/* A response cut short: Content-Length says more than arrives. */
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
 		return;
-	(void)!write(sv[0],
-		     "HTTP/1.0 200 OK\r\nContent-Length: 100\r\n\r\nabc", 43);
+	(void)!write(sv[0], "HTTP/1.0 200 OK\r\nContent-Length: 100\r\n\r\nabc",
+		     43);
 	close(sv[0]);
 	tap_ok(http_read_response(sv[1], 1000, 0, &resp) == -1 &&
 		       strstr(msg_last(), "after 3 of 100") != NULL,
