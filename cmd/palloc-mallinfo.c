@@ -57,14 +57,14 @@ struct opts {
 static void print_value(FILE *fp, const char *key, const json_t *v)
 {
 	if (json_is_integer(v))
-		fprintf(fp, "%-28s %lld\n", key,
+		fprintf(fp, "%-36s %lld\n", key,
 			(long long)json_integer_value(v));
 	else if (json_is_string(v))
-		fprintf(fp, "%-28s %s\n", key, json_string_value(v));
+		fprintf(fp, "%-36s %s\n", key, json_string_value(v));
 	else if (json_is_null(v))
-		fprintf(fp, "%-28s -\n", key);
+		fprintf(fp, "%-36s -\n", key);
 	else if (json_is_real(v))
-		fprintf(fp, "%-28s %g\n", key, json_real_value(v));
+		fprintf(fp, "%-36s %g\n", key, json_real_value(v));
 }
 
 /* Print the scalars of object obj as "prefix.key value" lines. */
@@ -80,11 +80,23 @@ static void print_object(FILE *fp, const char *prefix, json_t *obj)
 			snprintf(full, sizeof(full), "%s.%s", prefix, key);
 		else
 			snprintf(full, sizeof(full), "%s", key);
-		if (json_is_object(v) && !prefix)
-			print_object(fp, key, v);
+		if (json_is_object(v))
+			print_object(fp, full, v);
 		else
 			print_value(fp, full, v);
 	}
+}
+
+/* An integer member as text, "-" when null or absent. */
+static const char *num_or_dash(const json_t *obj, const char *key, char *buf,
+			       size_t len)
+{
+	int64_t v = allocinfo_int(obj, key);
+
+	if (v < 0)
+		return "-";
+	snprintf(buf, len, "%lld", (long long)v);
+	return buf;
 }
 
 /* The free chunks counted over the size classes of one glibc arena. */
@@ -108,13 +120,16 @@ static void print_table(FILE *fp, json_t *j)
 	json_t *spec = json_object_get(j, "specific");
 	const json_t *arenas, *v;
 
-	fprintf(fp, "%-28s %d\n", "pid", (int)allocinfo_int(j, "pid"));
+	fprintf(fp, "%-36s %d\n", "pid", (int)allocinfo_int(j, "pid"));
 	print_value(fp, "program", json_object_get(j, "program"));
 	print_value(fp, "allocator", json_object_get(j, "allocator"));
 	print_value(fp, "allocator_object",
 		    json_object_get(j, "allocator_object"));
 	print_object(fp, NULL, json_object_get(j, "comparable"));
-	print_object(fp, NULL, spec);
+	/* What only this allocator has, named after it: "glibc.total..." */
+	print_object(fp,
+		     json_string_value(json_object_get(j, "allocator")) ?: "?",
+		     spec);
 	arenas = json_object_get(spec, "arenas");
 	if (!json_is_array(arenas) || json_array_size(arenas) == 0)
 		return;
@@ -136,13 +151,15 @@ static void print_table(FILE *fp, json_t *j)
 		fprintf(fp, "\n%6s %8s %16s %14s %14s\n", "ARENA", "THREADS",
 			"ACTIVE_BYTES", "DIRTY_BYTES", "MUZZY_BYTES");
 		for (size_t i = 0; i < json_array_size(arenas); i++) {
+			char b1[24], b2[24], b3[24], b4[24];
+
 			v = json_array_get(arenas, i);
-			fprintf(fp, "%6lld %8lld %16lld %14lld %14lld\n",
+			fprintf(fp, "%6lld %8s %16s %14s %14s\n",
 				(long long)allocinfo_int(v, "index"),
-				(long long)allocinfo_int(v, "thread_count"),
-				(long long)allocinfo_int(v, "active_bytes"),
-				(long long)allocinfo_int(v, "dirty_bytes"),
-				(long long)allocinfo_int(v, "muzzy_bytes"));
+				num_or_dash(v, "thread_count", b1, sizeof(b1)),
+				num_or_dash(v, "active_bytes", b2, sizeof(b2)),
+				num_or_dash(v, "dirty_bytes", b3, sizeof(b3)),
+				num_or_dash(v, "muzzy_bytes", b4, sizeof(b4)));
 		}
 	}
 }
