@@ -23,7 +23,7 @@ done
 palloc-dump --serve 127.0.0.1:0 $pid $pid2 2>serve.err &
 server=$!
 i=0
-until grep -q serving serve.err || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+until grep -q serving serve.err 2>/dev/null || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
 url=$(sed -n 's|.*serving \(http://[^ ]*\)/$|\1|p' serve.err)
 diag "server: $url"
 

@@ -410,15 +410,6 @@ static int glibc_arenas_json(struct abuf *b, const char *xml)
 	return heaps;
 }
 
-static int glibc_count_heaps(const char *xml)
-{
-	int n = 0;
-
-	for (const char *p = xml; (p = strstr(p, "<heap nr=")) != NULL; p++)
-		n++;
-	return n;
-}
-
 static void glibc_comparable(struct allocstats_comparable *c,
 			     const struct mallinfo2 *mi, int heaps)
 {
@@ -658,11 +649,11 @@ enum allocstats_kind allocstats_comparable(struct allocstats_comparable *c)
 	comparable_init(c);
 	switch (k) {
 	case ALLOCSTATS_GLIBC: {
+		/* mallinfo2 only: malloc_info would walk every free list
+		 * a second time just to count the arenas. */
 		struct mallinfo2 mi = mallinfo2();
-		char *xml = glibc_malloc_info();
 
-		glibc_comparable(c, &mi, xml ? glibc_count_heaps(xml) : -1);
-		free(xml);
+		glibc_comparable(c, &mi, -1);
 		break;
 	}
 	case ALLOCSTATS_JEMALLOC:

@@ -49,7 +49,9 @@ const char *allocstats_name(enum allocstats_kind k);
 
 /*
  * Fill *c from the detected allocator, -1 where it cannot say. Returns the
- * kind. For glibc this is mallinfo2() plus a count of malloc_info's heaps.
+ * kind. For glibc this is mallinfo2() alone, so arena_count stays -1 here
+ * (counting arenas needs malloc_info, a second walk of every free list;
+ * allocstats_json() does it). The /debug/palloc/stats path.
  */
 enum allocstats_kind allocstats_comparable(struct allocstats_comparable *c);
 
