@@ -287,7 +287,7 @@ static char *pattern_to_glob(const char *pattern)
 	for (const char *p = pattern; *p; p++) {
 		if (*p == '%' && p[1]) {
 			p++;
-			if (strchr("penst", *p)) {
+			if (strchr("pent", *p)) {
 				if (q == g || q[-1] != '*')
 					*q++ = '*';
 				continue;

@@ -100,6 +100,29 @@ check "SIGTERM forwarded, handled: status 0, profile written" \
 check "SIGTERM forwarded: one summary line" \
 	grep -Eq "$(line_re sig.pb.gz keep_blocks)" err
 
+# -i with %n: one profile per interval, each reported; --peak adds the two
+# peak sample types. %s is no conversion: it stays as it is.
+palloc-run -r 1 -i 0.5 --peak -o 'iv.%s.%n.pb.gz' run-workload 10 1000 wait \
+	>out 2>err &
+pid=$!
+i=0
+while ! grep -q ready out 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+sleep 1.8
+kill -TERM $pid
+wait $pid
+rc=$?
+n=$(ls iv.%s.*.pb.gz 2>/dev/null | wc -l)
+check "-i 0.5: several profiles over 2 s, status 0 ($n, exit $rc)" \
+	test $rc -eq 0 -a "$n" -ge 3
+check "-i 0.5: one summary line per profile" \
+	[ "$(grep -Ec "$(line_re 'iv\.%s\.[0-9]+\.pb\.gz' keep_blocks)" err)" -eq "$n" ]
+pprof -symbolize=none -raw "$(ls iv.%s.*.pb.gz | tail -1)" >peak.raw 2>&1
+check "--peak: peak_inuse_objects and peak_inuse_space sample types" \
+	grep -q 'peak_inuse_objects/count peak_inuse_space/bytes' peak.raw
+
 # A program that execs a static one writes no profile: one warning line,
 # the status stays the program's.
 if cc -static -o static-prog -x c - 2>cc.err <<EOF
