@@ -12,6 +12,7 @@
 struct node {
 	const char *name;
 	int64_t flat, cum;
+	double flat_var, cum_var; /* NAN once a sample without stddev adds */
 	size_t stamp; /* last sample (+ 1) that added to cum */
 };
 
@@ -171,6 +172,22 @@ static int row_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/*
+ * The variance of sample s's value from its "KEY" numeric label (KEY:
+ * the sample type's name + "_stddev"), or NAN when it has none.
+ */
+static double sample_var(const struct pprof_sample *s, const char *key)
+{
+	for (size_t k = 0; k < s->n_labels; k++) {
+		const struct pprof_label *l = &s->labels[k];
+
+		if ((!l->str || !l->str[0]) && l->key &&
+		    strcmp(l->key, key) == 0)
+			return (double)l->num * (double)l->num;
+	}
+	return NAN;
+}
+
 static int fill(struct report *r, const struct pprof_profile *p,
 		struct builder *b, const size_t *off, const uint32_t *ids)
 {
@@ -178,14 +195,25 @@ static int fill(struct report *r, const struct pprof_profile *p,
 	size_t n = 0;
 	char *names;
 	size_t names_len = 0;
+	char key[256];
+	size_t with_sd = 0;
+	double sum_var = 0;
 
+	snprintf(key, sizeof(key), "%s_stddev", r->sample_type);
+	r->nonnegative = true;
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const struct pprof_sample *s = &p->samples[i];
 		int64_t v = s->values[r->sample_index];
+		double var;
 		bool leaf = true;
 
 		if (v == 0)
 			continue;
+		var = sample_var(s, key);
+		with_sd += !isnan(var);
+		sum_var += var;
+		if (v < 0)
+			r->nonnegative = false;
 		r->n_samples++;
 		r->sum = report_add_sat(r->sum, v);
 		total = total > UINT64_MAX - abs64(v) ? UINT64_MAX
@@ -202,16 +230,20 @@ static int fill(struct report *r, const struct pprof_profile *p,
 
 				if (leaf) {
 					nd->flat = report_add_sat(nd->flat, v);
+					nd->flat_var += var;
 					leaf = false;
 				}
 				if (nd->stamp != i + 1) {
 					nd->stamp = i + 1;
 					nd->cum = report_add_sat(nd->cum, v);
+					nd->cum_var += var;
 				}
 			}
 		}
 	}
 	r->total = total > INT64_MAX ? INT64_MAX : (int64_t)total;
+	r->has_stddev = with_sd > 0;
+	r->sum_stddev = sqrt(sum_var);
 
 	for (size_t i = 0; i < b->n_nodes; i++) {
 		if (b->nodes[i].flat || b->nodes[i].cum) {
@@ -233,7 +265,12 @@ static int fill(struct report *r, const struct pprof_profile *p,
 		len = strlen(nd->name) + 1;
 		memcpy(names, nd->name, len);
 		r->rows[r->n_rows++] = (struct report_row){
-			.name = names, .flat = nd->flat, .cum = nd->cum};
+			.name = names,
+			.flat = nd->flat,
+			.cum = nd->cum,
+			.flat_stddev = r->has_stddev ? sqrt(nd->flat_var) : NAN,
+			.cum_stddev = r->has_stddev ? sqrt(nd->cum_var) : NAN,
+		};
 		names += len;
 	}
 	qsort(r->rows, r->n_rows, sizeof(*r->rows), row_cmp);
@@ -393,12 +430,47 @@ static void format_cell(const struct report *r, int64_t v, bool exact,
 		report_format_value(v, r->unit, buf, len);
 }
 
+bool report_interval(int64_t v, double sd, bool nonnegative, int64_t *low,
+		     int64_t *high)
+{
+	double lo, hi;
+
+	if (isnan(sd))
+		return false;
+	lo = (double)v - REPORT_Z95 * sd;
+	hi = (double)v + REPORT_Z95 * sd;
+	if (nonnegative && lo < 0)
+		lo = 0;
+	*low = lo < -9.2e18 ? INT64_MIN : lo > 9.2e18 ? INT64_MAX : llround(lo);
+	*high = hi < -9.2e18 ? INT64_MIN
+		: hi > 9.2e18 ? INT64_MAX
+			      : llround(hi);
+	return true;
+}
+
+/* The half-width of a 95 % interval as "+-VALUE", or "?" when unknown. */
+static void format_halfwidth(const struct report *r, double sd, bool exact,
+			     char *buf, size_t len)
+{
+	char v[32];
+	double h = REPORT_Z95 * sd;
+
+	if (isnan(sd)) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	format_cell(r, h > 9.2e18 ? INT64_MAX : llround(h), exact, v,
+		    sizeof(v));
+	snprintf(buf, len, "+-%s", v);
+}
+
 int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
 		     bool exact)
 {
 	size_t n = max_rows && max_rows < r->n_rows ? max_rows : r->n_rows;
 	int64_t shown = 0, sum = 0;
-	char a[32], b[32], c[32], d[32], e[32];
+	char a[32], b[32], c[32], d[32], e[32], f[40], g[40];
+	bool ci = r->show_intervals && r->has_stddev;
 
 	for (size_t i = 0; i < n; i++)
 		shown = report_add_sat(shown, r->rows[i].flat);
@@ -410,8 +482,16 @@ int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
 		c);
 	if (n < r->n_rows)
 		fprintf(fp, "Showing top %zu nodes out of %zu\n", n, r->n_rows);
-	fprintf(fp, "%10s %5s%% %5s%% %10s %5s%%\n", "flat", "flat", "sum",
-		"cum", "cum");
+	if (ci) {
+		format_halfwidth(r, r->sum_stddev, exact, f, sizeof(f));
+		fprintf(fp, "95%% intervals from the sampling: value %s "
+			"(1.96 sigma) for the whole profile\n", f);
+		fprintf(fp, "%10s %5s%% %5s%% %10s %5s%% %11s %11s\n", "flat",
+			"flat", "sum", "cum", "cum", "flat95", "cum95");
+	} else {
+		fprintf(fp, "%10s %5s%% %5s%% %10s %5s%%\n", "flat", "flat",
+			"sum", "cum", "cum");
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct report_row *row = &r->rows[i];
 
@@ -421,8 +501,17 @@ int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
 		format_pct(sum, r->total, c, sizeof(c));
 		format_cell(r, row->cum, exact, d, sizeof(d));
 		format_pct(row->cum, r->total, e, sizeof(e));
-		fprintf(fp, "%10s %s %s %10s %s  %s\n", a, b, c, d, e,
-			row->name);
+		if (ci) {
+			format_halfwidth(r, row->flat_stddev, exact, f,
+					 sizeof(f));
+			format_halfwidth(r, row->cum_stddev, exact, g,
+					 sizeof(g));
+			fprintf(fp, "%10s %s %s %10s %s %11s %11s  %s\n", a, b,
+				c, d, e, f, g, row->name);
+		} else {
+			fprintf(fp, "%10s %s %s %10s %s  %s\n", a, b, c, d, e,
+				row->name);
+		}
 	}
 	if (ferror(fp))
 		return msg_set_errno(errno, "write error");
@@ -459,6 +548,31 @@ static void set_unit(json_t *o, const char *prefix, const char *suffix,
 	json_set(o, key, value);
 }
 
+/* A standard deviation as a rounded integer, or null when unknown. */
+static json_t *stddev_json(double sd)
+{
+	if (isnan(sd))
+		return json_null();
+	return json_integer(sd > 9.2e18 ? INT64_MAX : llround(sd));
+}
+
+/* Keys PREFIX_stddev_U, PREFIX_ci95_low_U, PREFIX_ci95_high_U of x. */
+static void interval_json(const struct report *r, json_t *x,
+			  const char *prefix, int64_t v, double sd,
+			  const char *u)
+{
+	char key[32];
+	int64_t lo, hi;
+	bool known = report_interval(v, sd, r->nonnegative, &lo, &hi);
+
+	snprintf(key, sizeof(key), "%s_stddev", prefix);
+	set_unit(x, key, u, stddev_json(sd));
+	snprintf(key, sizeof(key), "%s_ci95_low", prefix);
+	set_unit(x, key, u, known ? json_integer(lo) : json_null());
+	snprintf(key, sizeof(key), "%s_ci95_high", prefix);
+	set_unit(x, key, u, known ? json_integer(hi) : json_null());
+}
+
 json_t *report_to_json(const struct report *r, size_t max_rows)
 {
 	const char *u = report_unit_suffix(r->unit);
@@ -473,6 +587,8 @@ json_t *report_to_json(const struct report *r, size_t max_rows)
 	json_set(o, "unit", json_str_or_null(r->unit));
 	set_unit(o, "total", u, json_integer(r->total));
 	set_unit(o, "net", u, json_integer(r->sum));
+	if (r->has_stddev)
+		set_unit(o, "net_stddev", u, stddev_json(r->sum_stddev));
 	json_set(o, "function_count", json_u64(r->n_rows));
 	for (size_t i = 0; i < n && rows; i++) {
 		const struct report_row *row = &r->rows[i];
@@ -485,6 +601,12 @@ json_t *report_to_json(const struct report *r, size_t max_rows)
 		json_set(x, "sum_ratio", ratio(sum, r->total));
 		set_unit(x, "cum", u, json_integer(row->cum));
 		json_set(x, "cum_ratio", ratio(row->cum, r->total));
+		if (r->has_stddev) {
+			interval_json(r, x, "flat", row->flat,
+				      row->flat_stddev, u);
+			interval_json(r, x, "cum", row->cum, row->cum_stddev,
+				      u);
+		}
 		json_push(rows, x);
 	}
 	json_set(o, "functions", rows);

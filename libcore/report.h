@@ -50,10 +50,27 @@ static inline int64_t report_add_sat(int64_t a, int64_t b)
 	return r;
 }
 
+/*
+ * Error bars. A sampled profile from the agent carries, per sample, a
+ * numeric label "TYPE_stddev" (TYPE: the sample type's name, e.g.
+ * "inuse_space_stddev", unit "bytes" or "count"): the standard deviation
+ * of that sample's value due to sampling. Samples are independent, so
+ * variances add: a row's flat variance is the sum of stddev^2 over the
+ * samples whose leaf frame is that function, its cum variance the sum over
+ * the samples in which it appears (once per sample), and the 95 % interval
+ * is value +- 1.96 sigma (normal approximation), its low end clamped at 0
+ * when no sample of the report is negative (the quantity cannot be).
+ * When no sample with a non-zero value carries the label, the report has
+ * no error bars (has_stddev false); when some do and some do not, the rows
+ * touched by a sample without it have unknown (NAN) deviations.
+ */
 struct report_row {
 	const char *name; /* function name, or "BASENAME+0xOFF" (owned) */
 	int64_t flat;	  /* value with this function as the leaf frame */
 	int64_t cum;	  /* value with this function anywhere in the stack */
+	double flat_stddev; /* sigma of flat (unit of the value); NAN when
+			     * unknown; only when the report has_stddev */
+	double cum_stddev;  /* sigma of cum, likewise */
 };
 
 struct report {
@@ -66,7 +83,23 @@ struct report {
 	size_t n_samples;	 /* samples with a non-zero value */
 	size_t n_rows;
 	struct report_row *rows; /* sorted, see above */
+	bool has_stddev;	 /* the profile has error bars (see above) */
+	double sum_stddev;	 /* sigma of sum (NAN: unknown) */
+	bool nonnegative;	 /* no sample value below 0 */
+	bool show_intervals;	 /* report_print_top prints the 95 %
+				  * intervals (caller sets; default off) */
 };
+
+/* z of a two-sided 95 % normal interval. */
+#define REPORT_Z95 1.959963984540054
+
+/*
+ * The 95 % interval of value v with standard deviation sd, as the report
+ * gives it: [v - z sd, v + z sd], the low end at least 0 when nonnegative.
+ * false (and nothing set) when sd is NAN.
+ */
+bool report_interval(int64_t v, double sd, bool nonnegative, int64_t *low,
+		     int64_t *high);
 
 /*
  * Resolve a --sample-index argument against p: a sample type name
@@ -120,7 +153,11 @@ char *report_format_value(int64_t v, const char *unit, char *buf, size_t len);
  *     "      flat  flat%   sum%        cum   cum%"
  * and up to max_rows rows (0: all) as pprof prints them (values scaled by
  * report_format_value, or exact integers when exact is true; percentages
- * of r->total). Returns 0, or -1 with msg_set_errno() on a write error.
+ * of r->total). With r->show_intervals set and r->has_stddev, two more
+ * columns before the name, "flat95" and "cum95", hold the half-width of
+ * each 95 % interval, 1.96 sigma ("+-1.20MB"; "?" when unknown), and the
+ * summary line says so; otherwise the output is exactly pprof's. Returns
+ * 0, or -1 with msg_set_errno() on a write error.
  */
 int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
 		     bool exact);
@@ -140,7 +177,12 @@ const char *report_unit_suffix(const char *unit);
  *   (0: all) objects, in row order, of
  *   {"function", "flat_U", "flat_ratio", "sum_ratio", "cum_U", "cum_ratio"}
  * with integer values and ratios |value| / total between 0 and 1 (null
- * when total is 0), rounded to 6 decimals. The caller owns the reference
+ * when total is 0), rounded to 6 decimals. When r->has_stddev, the report
+ * also has "net_stddev_U" after "net_U", and each function, after
+ * "cum_ratio": "flat_stddev_U", "flat_ci95_low_U", "flat_ci95_high_U",
+ * "cum_stddev_U", "cum_ci95_low_U", "cum_ci95_high_U" (integers, rounded;
+ * null when unknown; see "Error bars" above); without error bars those
+ * keys are absent, so the JSON of an unsampled profile is unchanged. The caller owns the reference
  * and adds "format" and "format_version" in front (or embeds it). NULL
  * with msg_set() on ENOMEM.
  */

@@ -51,6 +51,9 @@ void stacktab_reset(struct stacktab *t)
 		s->alloc_objects = s->alloc_bytes = 0;
 		s->inuse_objects = s->inuse_bytes = 0;
 		s->peak_objects = s->peak_bytes = 0;
+		s->alloc_var_objects = s->alloc_var_bytes = 0;
+		s->inuse_var_objects = s->inuse_var_bytes = 0;
+		s->peak_var_objects = s->peak_var_bytes = 0;
 	}
 	if (t->live)
 		memset(t->live, 0, t->live_cap * sizeof(*t->live));
@@ -272,11 +275,31 @@ static double live_bytes(const struct stacktab_live *e)
 	return (double)e->objects * (double)e->size;
 }
 
-static void inuse_add(struct stacktab *t, struct stacktab_stack *s,
-		      double objects, double bytes)
+/* The variance of a live entry's estimate in objects^2: o (o - 1). */
+static double live_var_objects(const struct stacktab_live *e)
 {
+	double o = (double)e->objects;
+
+	return o * (o - 1);
+}
+
+/* ... and in bytes^2: w (w - s) with w = o s, i.e. s^2 o (o - 1). */
+static double live_var_bytes(const struct stacktab_live *e)
+{
+	double sz = (double)e->size;
+
+	return sz * sz * live_var_objects(e);
+}
+
+static void inuse_add(struct stacktab *t, struct stacktab_stack *s,
+		      const struct stacktab_live *e)
+{
+	double objects = live_objects(e), bytes = live_bytes(e);
+
 	s->inuse_objects += objects;
 	s->inuse_bytes += bytes;
+	s->inuse_var_objects += live_var_objects(e);
+	s->inuse_var_bytes += live_var_bytes(e);
 	t->inuse_bytes += bytes;
 	if (t->inuse_bytes > t->max_inuse_bytes)
 		t->max_inuse_bytes = t->inuse_bytes;
@@ -294,12 +317,14 @@ int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,
 
 	s->alloc_objects += objects;
 	s->alloc_bytes += bytes;
+	s->alloc_var_objects += objects * (objects - 1);
+	s->alloc_var_bytes += bytes * (bytes - (double)size);
 	if (ptr == 0)
 		return 0;
 	stacktab_remove(t, ptr, NULL);
 	if (live_insert(t, &e) < 0)
 		return -1;
-	inuse_add(t, s, live_objects(&e), live_bytes(&e));
+	inuse_add(t, s, &e);
 	return 0;
 }
 
@@ -320,6 +345,8 @@ bool stacktab_remove(struct stacktab *t, uintptr_t ptr,
 	if (s) {
 		s->inuse_objects -= live_objects(&t->live[j]);
 		s->inuse_bytes -= live_bytes(&t->live[j]);
+		s->inuse_var_objects -= live_var_objects(&t->live[j]);
+		s->inuse_var_bytes -= live_var_bytes(&t->live[j]);
 	}
 	t->inuse_bytes -= live_bytes(&t->live[j]);
 	filter_add(t, ptr, -1);
@@ -333,7 +360,7 @@ int stacktab_restore(struct stacktab *t, const struct stacktab_live *e)
 
 	if (!s || live_insert(t, e) < 0)
 		return -1;
-	inuse_add(t, s, live_objects(e), live_bytes(e));
+	inuse_add(t, s, e);
 	return 0;
 }
 
@@ -342,6 +369,9 @@ void stacktab_snapshot_peak(struct stacktab *t)
 	for (size_t i = 0; i < t->n_stacks; i++) {
 		t->stacks[i]->peak_objects = t->stacks[i]->inuse_objects;
 		t->stacks[i]->peak_bytes = t->stacks[i]->inuse_bytes;
+		t->stacks[i]->peak_var_objects =
+			t->stacks[i]->inuse_var_objects;
+		t->stacks[i]->peak_var_bytes = t->stacks[i]->inuse_var_bytes;
 	}
 	t->peak_bytes = t->inuse_bytes;
 }

@@ -46,8 +46,26 @@ struct stacktab_stack {
 	double alloc_objects, alloc_bytes;
 	double inuse_objects, inuse_bytes;
 	double peak_objects, peak_bytes;
+	/* Variances of the six estimates above (objects^2, bytes^2): see
+	 * "Error bars" below. */
+	double alloc_var_objects, alloc_var_bytes;
+	double inuse_var_objects, inuse_var_bytes;
+	double peak_var_objects, peak_var_bytes;
 	uintptr_t pcs[];
 };
+
+/*
+ * Error bars. A sampled allocation of s bytes with weight o = 1/p objects
+ * and w = o * s bytes (sampler.c) is one term of a sum of independent
+ * terms, each 0 with probability 1 - p and w with probability p, whose
+ * variance is w * (w - s) bytes^2 and o * (o - 1) objects^2; a term that
+ * was not sampled contributes neither value nor variance, and E[those
+ * variance sums] is the true variance of the estimate, so they are unbiased
+ * variance estimates too. The variances of a stack add up over its samples
+ * like the values (alloc: every sample; inuse: the live ones, subtracted
+ * again at free from the live entry's own o and s, so they return to zero
+ * the way the values do). At rate 1 every o is 1 and the variances are 0.
+ */
 
 /*
  * 24 bytes: at rate 1 there is one per live block. The weight is kept as a

@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <sys/auxv.h>
 #include <time.h>
@@ -160,6 +161,14 @@ static void read_config(void)
 			bad_env("PALLOC_MAX_DEPTH", v,
 				"expected a number of frames from 1 to 256; "
 				"using 64");
+	}
+	v = getenv("PALLOC_SEED");
+	if (v && num_parse_u64(v, false, &agent_cfg.seed) < 0) {
+		fmt_init(&b, why, sizeof(why));
+		fmt_append(&b, "%s; using 0 (seeded from time, pid and tid)",
+			   msg_last());
+		bad_env("PALLOC_SEED", v, why);
+		agent_cfg.seed = 0;
 	}
 	env_bool("PALLOC_FOLLOW_CHILDREN", &agent_cfg.follow_children);
 	env_bool("PALLOC_PEAK", &agent_cfg.peak);
@@ -364,9 +373,34 @@ static int lock_maybe_bounded(pthread_mutex_t *m, bool bounded)
 	return -1;
 }
 
+/* The square root of a variance sum, rounded; a negative residue of the
+ * subtractions at free (float rounding) counts as 0. */
+static int64_t round_stddev(double var)
+{
+	return round_value(var > 0 ? sqrt(var) : 0);
+}
+
+/*
+ * Per-sample numeric labels "TYPE_stddev" (TYPE: each sample type, unit
+ * "count" or "bytes"), the standard deviation of that sample's value from
+ * the sampling: the square root of the summed per-allocation variances
+ * (stacktab.h, "Error bars"). Only when the rate is above 1 (at rate 1 the
+ * values are exact). A reader that aggregates samples (by function, by
+ * anything) must add variances, not deviations: sigma of a sum =
+ * sqrt(sum of stddev^2). The labels do not change the sample types or
+ * values; pprof shows them with -raw and -tags.
+ */
+static const char *const stddev_keys[6] = {
+	"alloc_objects_stddev",	     "alloc_space_stddev",
+	"inuse_objects_stddev",	     "inuse_space_stddev",
+	"peak_inuse_objects_stddev", "peak_inuse_space_stddev",
+};
+
 static int add_samples(struct pprof_profile *p, const struct map_ctx *m)
 {
 	const bool peak = agent_cfg.peak;
+	const size_t n_types = peak ? 6 : 4;
+	const bool stddev = agent_cfg.rate > 1;
 	uint64_t ids[MAX_DEPTH_LIMIT];
 
 	if (peak && agent_tab.inuse_bytes > agent_tab.peak_bytes)
@@ -374,11 +408,9 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m)
 	for (size_t i = 0; i < agent_tab.n_stacks; i++) {
 		const struct stacktab_stack *s = agent_tab.stacks[i];
 		int64_t v[6];
-		struct pprof_label label = {
-			.key = "thread",
-			.str = s->thread,
-			.num_unit = "",
-		};
+		double var[6];
+		struct pprof_label labels[7];
+		size_t n_labels = 0;
 		bool any = false;
 		size_t n =
 			s->depth < ARRAY_SIZE(ids) ? s->depth : ARRAY_SIZE(ids);
@@ -389,10 +421,29 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m)
 		v[3] = round_value(s->inuse_bytes);
 		v[4] = round_value(s->peak_objects);
 		v[5] = round_value(s->peak_bytes);
-		for (size_t k = 0; k < (peak ? 6u : 4u); k++)
+		var[0] = s->alloc_var_objects;
+		var[1] = s->alloc_var_bytes;
+		var[2] = s->inuse_var_objects;
+		var[3] = s->inuse_var_bytes;
+		var[4] = s->peak_var_objects;
+		var[5] = s->peak_var_bytes;
+		for (size_t k = 0; k < n_types; k++)
 			any |= v[k] != 0;
 		if (!any)
 			continue;
+		if (s->thread[0])
+			labels[n_labels++] = (struct pprof_label){
+				.key = "thread",
+				.str = s->thread,
+				.num_unit = "",
+			};
+		for (size_t k = 0; stddev && k < n_types; k++)
+			labels[n_labels++] = (struct pprof_label){
+				.key = stddev_keys[k],
+				.str = "",
+				.num = round_stddev(var[k]),
+				.num_unit = k % 2 ? "bytes" : "count",
+			};
 		for (size_t k = 0; k < n; k++) {
 			/* Return address - 1: inside the call instruction,
 			 * as Go writes it (pprof does not adjust). */
@@ -403,8 +454,7 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m)
 			if (!ids[k])
 				return -1;
 		}
-		if (pprof_add_sample(p, ids, n, v, &label,
-				     s->thread[0] ? 1 : 0) < 0)
+		if (pprof_add_sample(p, ids, n, v, labels, n_labels) < 0)
 			return -1;
 	}
 	return 0;
@@ -439,6 +489,12 @@ static int add_comments(struct pprof_profile *p, bool *observed)
 		COMMENT("sample rate: %llu bytes (Poisson; values are "
 			"unbiased estimates)",
 			(unsigned long long)agent_cfg.rate);
+	if (agent_cfg.seed && agent_cfg.rate > 1)
+		COMMENT("seed: %llu (PALLOC_SEED)",
+			(unsigned long long)agent_cfg.seed);
+	if (agent_cfg.rate > 1)
+		COMMENT("error bars: labels TYPE_stddev per sample; a sum of "
+			"samples has sqrt(sum of stddev^2)");
 	COMMENT("unwinder: %s, max depth %u",
 		unwind_mode_name(agent_cfg.unwind), agent_cfg.max_depth);
 	COMMENT("values: requested bytes; inuse: sampled allocations not yet "

@@ -59,6 +59,7 @@ struct agent_config {
 	enum unwind_mode unwind;
 	unsigned max_depth;
 	bool follow_children, peak, exact;
+	uint64_t seed;	       /* PALLOC_SEED; 0: from time, pid, tid */
 	char output[PATH_MAX]; /* absolute pattern */
 };
 

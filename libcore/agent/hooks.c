@@ -357,15 +357,33 @@ int agent_threads_init(void)
 	return 0;
 }
 
+/*
+ * With PALLOC_SEED=N (not 0), thread k of the process (k counted in the
+ * order threads first reach the agent's slow path; a fork child goes on
+ * counting from its parent's value) draws from the stream seeded by (N, k):
+ * a program whose threads allocate the same sequence in the same order
+ * then samples the same allocations in every run. Without it, the seed
+ * mixes pid, tid, the clock and the TLS address.
+ */
+static uint64_t seed_serial;
+
 void agent_thread_setup(struct agent_thread *t)
 {
 	struct timespec ts;
 	int saved = errno;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t->rng = sampler_seed((uint64_t)getpid() << 32 ^ (uint64_t)gettid(),
-			      (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30,
-			      (uintptr_t)t);
+	if (agent_cfg.seed) {
+		uint64_t k = __atomic_fetch_add(&seed_serial, 1,
+						__ATOMIC_RELAXED);
+
+		t->rng = sampler_seed(agent_cfg.seed, k, 0x9a110c);
+	} else {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t->rng = sampler_seed(
+			(uint64_t)getpid() << 32 ^ (uint64_t)gettid(),
+			(uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30,
+			(uintptr_t)t);
+	}
 	t->name_time_ns = 0;
 	if (agent_mode != AGENT_ON) {
 		t->left = UINT64_MAX;

@@ -68,6 +68,31 @@ int main(void)
 	       "inuse drops, alloc stays");
 	tap_ok(stacktab_restore(&t, &e) == 0 && s1->inuse_bytes == 150,
 	       "restore puts it back");
+	/* Error bars: a sample of 10 bytes weighing 4 objects (p = 1/4)
+	 * adds 4 * 3 = 12 objects^2 and 40 * (40 - 10) = 1200 bytes^2; its
+	 * free takes the inuse part back out exactly. */
+	{
+		struct stacktab_stack *sv = s2; /* nothing on it yet */
+
+		tap_ok(sv && stacktab_add(&t, sv, 0x9000, 10, 4, 40) == 0 &&
+			       sv->alloc_var_objects == 12 &&
+			       sv->alloc_var_bytes == 1200 &&
+			       sv->inuse_var_objects == 12 &&
+			       sv->inuse_var_bytes == 1200,
+		       "variance w (w - s) added to alloc and inuse");
+		stacktab_snapshot_peak(&t);
+		tap_ok(sv && stacktab_remove(&t, 0x9000, NULL) &&
+			       sv->inuse_var_objects == 0 &&
+			       sv->inuse_var_bytes == 0 &&
+			       sv->alloc_var_bytes == 1200 &&
+			       sv->peak_var_bytes == 1200,
+		       "free removes the inuse variance; alloc and peak keep it");
+		tap_ok(sv && stacktab_add(&t, sv, 0x9000, 64, 1, 64) == 0 &&
+			       sv->alloc_var_bytes == 1200 &&
+			       sv->inuse_var_bytes == 0,
+		       "weight 1 (rate 1): no variance");
+		stacktab_remove(&t, 0x9000, NULL);
+	}
 	/* a stale pointer (its free went unseen) is replaced */
 	stacktab_add(&t, s2, 0x5000, 7, 1, 7);
 	tap_ok(s1->inuse_bytes == 50 && s2->inuse_bytes == 7,
