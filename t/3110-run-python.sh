@@ -20,6 +20,7 @@ for rate in default 1; do
 	rc=$?
 	check "rate $rate: same exit status ($rc)" [ "$rc" -eq "$base_rc" ]
 	check "rate $rate: same output" cmp -s out base.out
+	check_same_stderr "rate $rate" base.err err
 	check_real "python3, rate $rate" "py.$rate.pb.gz" err \
 		' (_?Py[A-Za-z_]+|list_[a-z_]+|main)$' "$(readlink -f "$py")"
 done

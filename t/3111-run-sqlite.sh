@@ -33,6 +33,7 @@ for rate in default 1; do
 	rc=$?
 	check "rate $rate: same exit status ($rc)" [ "$rc" -eq "$base_rc" ]
 	check "rate $rate: same output" cmp -s out base.out
+	check_same_stderr "rate $rate" base.err err
 	check_real "sqlite3, rate $rate" "sq.$rate.pb.gz" err \
 		' sqlite3[A-Za-z_]*$' "$shell" "$lib"
 done

@@ -64,6 +64,7 @@ for rate in default 1; do
 	check "rate $rate: same replies, benchmark completed" \
 		cmp -s run.$rate.out base.out
 	diag "$(tr '\n' ' ' <run.$rate.out.bench | tr -s ' \r')"
+	check_same_stderr "rate $rate" base.err "run.$rate.err"
 	check_real "redis-server, rate $rate" "redis.$rate.pb.gz" \
 		"run.$rate.err" \
 		' (zmalloc|zcalloc|zrealloc|sdsnewlen|createObject|[a-z]+Command|[a-z]+[A-Z][A-Za-z]+)$' \

@@ -17,6 +17,29 @@ run_line_re() {
 		"$1" "$_num" "$_num" "${2:-(inuse|alloc): .+}"
 }
 
+# check_same_stderr LABEL BASE ERR: the program's standard error under
+# palloc-run (ERR less palloc-run's own lines) is BASE, its error without
+# palloc. The agent's known false warning about another malloc preloaded
+# first, which it prints for a non-PIE program such as Debian's python3
+# (dlsym(RTLD_DEFAULT, "malloc") returns the executable's canonical PLT
+# entry, not the agent's malloc, though calls do reach the agent), is
+# reported as a TAP TODO so that its fix shows as an unexpected pass.
+check_same_stderr() {
+	grep -v '^palloc-run: ' "$3" >err.prog
+	if diff -u "$2" err.prog >err.diff; then
+		ok "$1: same standard error (palloc-run's lines aside)"
+		return
+	fi
+	sed 's/^/# /' err.diff
+	if grep -v "^palloc: another library defining malloc is preloaded before the agent" err.prog |
+		diff -q "$2" - >/dev/null; then
+		_n=$((_n + 1))
+		echo "not ok $_n - $1: same standard error # TODO agent's false 'another library defining malloc' warning on a non-PIE program"
+	else
+		not_ok "$1: same standard error (palloc-run's lines aside)"
+	fi
+}
+
 # symbolized PROFILE: print "NAMED TOTAL" locations, from go tool pprof -raw
 # (a location line is "  ID: 0xADDR M=N [function file:line ...]").
 symbolized() {
@@ -108,10 +131,11 @@ has_debug_info() {
 
 # check_real LABEL PROFILE ERRFILE NAME_RE FILE...: the run's summary line,
 # names matching NAME_RE in pprof -top (alloc_space, pprof not allowed to
-# symbolize by itself), every location that the ELF symbol tables can name
-# named, and at least 90% of the locations symbolized when Debian's debug
-# info for the program's own FILEs is installed (without it, functions
-# that are static in a stripped binary have no name anywhere).
+# symbolize by itself), every location named that the ELF symbol tables
+# or installed debug info (/usr/lib/debug/.build-id) can name, and at
+# least 90% of the locations symbolized when Debian's debug info for the
+# program's own FILEs is installed (without it, functions that are static
+# in a stripped binary have no name anywhere).
 check_real() {
 	_label=$1 _prof=$2 _err=$3 _re=$4
 	shift 4
@@ -138,6 +162,14 @@ check_real() {
 	diag "$_label: $_named of $_total locations symbolized"
 	check "$_label: every location the symbol tables name is named ($_missed missed)" \
 		[ "$_total" -gt 0 -a "$_missed" -eq 0 ]
+	# nameable left unnamed.list: count those in files with debug info.
+	_dbgmiss=0
+	for _f in $(cut -d' ' -f1 unnamed.list | sort -u); do
+		has_debug_info "$_f" || continue
+		_dbgmiss=$((_dbgmiss + $(grep -c "^$_f " unnamed.list)))
+	done
+	check "$_label: every location in a file with debug info is named ($_dbgmiss missed)" \
+		[ "$_dbgmiss" -eq 0 ]
 	_dbg=yes
 	for _f in $_files; do
 		has_debug_info "$_f" || _dbg="no debug info for $_f"
