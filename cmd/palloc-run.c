@@ -616,12 +616,20 @@ static struct serve *start_http(const char *addr, bool raw, bool quiet)
  */
 static pid_t spawn(const char *path, char **argv, int *exec_errno)
 {
+	struct sigaction chld;
 	sigset_t old;
 	int fds[2];
 	pid_t pid;
 	ssize_t n;
 	int err = 0;
 
+	/*
+	 * With SIGCHLD ignored (inherited), the kernel would reap the program
+	 * itself and leave nothing to wait for: take the default for us and
+	 * give the program back what it inherited.
+	 */
+	sigaction(SIGCHLD, NULL, &chld);
+	signal(SIGCHLD, SIG_DFL);
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		msg_error("cannot create a pipe: %s", strerror(errno));
 		exit(EXIT_PALLOC);
@@ -635,6 +643,8 @@ static pid_t spawn(const char *path, char **argv, int *exec_errno)
 	}
 	if (pid == 0) {
 		close(fds[0]);
+		if (chld.sa_handler == SIG_IGN)
+			signal(SIGCHLD, SIG_IGN);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		execv(path, argv);
 		err = errno;

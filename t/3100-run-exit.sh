@@ -21,6 +21,27 @@ check "killed by SIGKILL: 137" [ $rc -eq 137 ]
 check "killed by SIGKILL: one line says no profile was written" \
 	grep -q "^palloc-run: warning: 'sh' wrote no profile .*killed by signal 9" err
 
+# Started with SIGCHLD ignored, palloc-run still gets the program's status
+# (the kernel would otherwise reap it), and the program inherits SIG_IGN.
+cat >chld.py <<'EOF'
+import os, signal, sys
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+os.execvp(sys.argv[1], sys.argv[1:])
+EOF
+if command -v python3 >/dev/null 2>&1; then
+	python3 chld.py palloc-run -q sh -c 'exit 4' >out 2>err
+	rc=$?
+	python3 chld.py palloc-run -q grep ^SigIgn /proc/self/status >out 2>err
+	check "SIGCHLD ignored: the status still comes through (4)" [ $rc -eq 4 ]
+	# SIGCHLD is signal 17: bit 16 of the SigIgn mask.
+	ign=$(sed -n 's/^SigIgn:[[:space:]]*//p' out)
+	check "SIGCHLD ignored: and the program inherits it ($ign)" \
+		[ $((0x$ign >> 16 & 1)) -eq 1 ]
+else
+	skip "python3 missing: SIGCHLD ignored not tested"
+	skip "python3 missing"
+fi
+
 # Options end at the program name (env(1) style): its options are its own.
 palloc-run -q sh -c 'echo "$1"' sh -q >out 2>err
 check "options after the program are the program's" \
