@@ -17,7 +17,7 @@ sock=$dir/$pid.sock
 i=0
 while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 
-plan 14
+plan 15
 check "socket $sock exists" test -S "$sock"
 check "directory is 0700" test "$(stat -c %a "$dir")" = 700
 check "socket is 0600" test "$(stat -c %a "$sock")" = 600
@@ -33,6 +33,13 @@ check "stats: counters move" jqe \
 
 curl -sf --unix-socket "$sock" -o heap.pb.gz http://palloc/debug/pprof/heap
 check "heap is gzipped" test "$(od -An -tx1 -N2 heap.pb.gz | tr -d ' ')" = 1f8b
+if command -v go >/dev/null; then
+	pprof -raw heap.pb.gz >heap.raw 2>heap.err
+	check "go tool pprof reads the socket's profile" \
+		grep -q '^alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes' heap.raw
+else
+	skip "go not installed"
+fi
 curl -sf --unix-socket "$sock" -o mallinfo.json \
 	http://palloc/debug/palloc/mallinfo
 check "mallinfo names the allocator" jqe \
