@@ -523,8 +523,9 @@ static int add_comments(struct pprof_profile *p, bool *observed)
 	return rc ? -1 : 0;
 }
 
-/* Build the current profile. Caller holds agent_dump_lock. */
-static struct pprof_profile *build_profile(bool exiting)
+/* Build the current profile, with default sample type dflt. Caller holds
+ * agent_dump_lock. */
+static struct pprof_profile *build_profile(bool exiting, const char *dflt)
 {
 	static const struct pprof_value_type types[] = {
 		{"alloc_objects", "count"},	 {"alloc_space", "bytes"},
@@ -543,7 +544,7 @@ static struct pprof_profile *build_profile(bool exiting)
 	if (pprof_set_sample_types(p, types, agent_cfg.peak ? 6 : 4) < 0 ||
 	    pprof_set_period(p, "space", "bytes", (int64_t)agent_cfg.rate) <
 		    0 ||
-	    pprof_set_default_sample_type(p, "inuse_space") < 0)
+	    pprof_set_default_sample_type(p, dflt) < 0)
 		goto fail;
 	phdr_foreach(add_mapping, &m);
 	if (m.err)
@@ -577,14 +578,14 @@ struct pprof_profile *agent_build_profile(void)
 	}
 	agent_guard_enter();
 	pthread_mutex_lock(&agent_dump_lock);
-	p = build_profile(false);
+	p = build_profile(false, "inuse_space");
 	pthread_mutex_unlock(&agent_dump_lock);
 	agent_guard_leave();
 	return p;
 }
 
-/* Expand the PALLOC_OUTPUT pattern for the profile numbered seq. */
-static void expand_output(char *out, size_t cap, uint64_t seq)
+/* Expand the PALLOC_OUTPUT pattern with %n as the string seq. */
+static void expand_pattern(char *out, size_t cap, const char *seq)
 {
 	struct fmt_buf b;
 	const char *e = agent_program_name();
@@ -600,7 +601,7 @@ static void expand_output(char *out, size_t cap, uint64_t seq)
 			fmt_append(&b, "%d", (int)ag.pid);
 			break;
 		case 'n':
-			fmt_append(&b, "%llu", (unsigned long long)seq);
+			fmt_append(&b, "%s", seq);
 			break;
 		case 't':
 			fmt_append(&b, "%lld",
@@ -619,6 +620,17 @@ static void expand_output(char *out, size_t cap, uint64_t seq)
 			break;
 		}
 	}
+}
+
+/* Expand the PALLOC_OUTPUT pattern for the profile numbered seq. */
+static void expand_output(char *out, size_t cap, uint64_t seq)
+{
+	char n[24];
+	struct fmt_buf b;
+
+	fmt_init(&b, n, sizeof(n));
+	fmt_append(&b, "%llu", (unsigned long long)seq);
+	expand_pattern(out, cap, n);
 }
 
 /* Write p to path atomically: a temporary name in the same directory,
@@ -659,8 +671,10 @@ static int write_atomically(const struct pprof_profile *p, const char *path)
 }
 
 /* Build and write one profile to path (NULL: the next name of the
- * pattern). 0, or -1 with errno and msg_set(). */
-static int dump(const char *path, bool exiting, char *written, size_t cap)
+ * pattern); a peak profile (default sample type peak_inuse_space) when
+ * peak is true. 0, or -1 with errno and msg_set(). */
+static int dump_as(const char *path, bool exiting, bool peak, char *written,
+		   size_t cap)
 {
 	struct pprof_profile *p;
 	char name[PATH_MAX + 64];
@@ -680,7 +694,7 @@ static int dump(const char *path, bool exiting, char *written, size_t cap)
 		err = ESHUTDOWN;
 		goto out;
 	}
-	p = build_profile(exiting);
+	p = build_profile(exiting, peak ? "peak_inuse_space" : "inuse_space");
 	if (!p) {
 		err = errno ? errno : ENOMEM;
 		goto out;
@@ -704,6 +718,11 @@ out:
 	if (rc < 0)
 		errno = err;
 	return rc;
+}
+
+static int dump(const char *path, bool exiting, char *written, size_t cap)
+{
+	return dump_as(path, exiting, false, written, cap);
 }
 
 PALLOC_EXPORT int palloc_dump(const char *path)
@@ -802,6 +821,108 @@ static void start_interval_thread(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* ---- peak files (PALLOC_PEAK=1) ---- */
+
+/*
+ * The peak file: the output pattern expanded with %n as "peak", and, when
+ * the pattern has no %n, ".peak" put before a final ".pb.gz" (appended
+ * with ".pb.gz" when the name does not end so):
+ *	palloc.%e.%p.pb.gz -> palloc.prog.123.peak.pb.gz
+ *	prof.%n.pb.gz      -> prof.peak.pb.gz
+ * One file per process, replaced atomically each time it is rewritten.
+ */
+static void peak_path(char *out, size_t cap)
+{
+	char name[PATH_MAX + 64];
+	struct fmt_buf b;
+	const char *n = strstr(agent_cfg.output, "%n");
+	size_t len;
+
+	if (n) {
+		expand_pattern(out, cap, "peak");
+		return;
+	}
+	expand_pattern(name, sizeof(name), "");
+	len = strlen(name);
+	fmt_init(&b, out, cap);
+	if (len > 6 && strcmp(name + len - 6, ".pb.gz") == 0) {
+		fmt_mem(&b, name, len - 6);
+		fmt_append(&b, ".peak.pb.gz");
+	} else {
+		fmt_append(&b, "%s.peak.pb.gz", name);
+	}
+}
+
+/* The snapshot total last written to the peak file (under the dump lock). */
+static double peak_written;
+
+/*
+ * Write the peak file if the peak snapshot (taken by the sampler at each
+ * rise of the inuse estimate above 17/16 of the last snapshot) is at
+ * least 17/16 of the one last written, or, when final, if it is above it
+ * at all. Called from the peak thread and at exit, never from a hook.
+ */
+static void peak_maybe_write(bool final)
+{
+	char path[PATH_MAX + 64];
+	double now;
+
+	pthread_mutex_lock(&agent_tab_lock);
+	if (agent_tab.inuse_bytes > agent_tab.peak_bytes)
+		stacktab_snapshot_peak(&agent_tab);
+	now = agent_tab.peak_bytes;
+	pthread_mutex_unlock(&agent_tab_lock);
+	if (!(now > 0) || (final ? now <= peak_written
+				 : now < peak_written * 17 / 16 ||
+					   now == peak_written))
+		return;
+	peak_path(path, sizeof(path));
+	if (dump_as(path, final, true, NULL, 0) == 0)
+		peak_written = now;
+	else if (errno != ESHUTDOWN)
+		fmt_warn("peak profile not written to %s: %s", path,
+			 msg_last());
+}
+
+/* Once a second: at most one peak file write per second, so a heap that
+ * grows steadily costs one profile a second, not one per 1/16 step. */
+static void *peak_main(void *arg PALLOC_UNUSED)
+{
+	agent_tls.agent_thread = true;
+	agent_guard_enter();
+	for (;;) {
+		struct timespec ts = {1, 0};
+
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+		if (__atomic_load_n(&ag.interval_stop, __ATOMIC_ACQUIRE))
+			break;
+		peak_maybe_write(false);
+	}
+	agent_guard_leave();
+	return NULL;
+}
+
+/* Start the peak thread (PALLOC_PEAK=1 with sampling on), signals
+ * blocked. */
+static void start_peak_thread(void)
+{
+	pthread_t th;
+	pthread_attr_t attr;
+	sigset_t all, old;
+
+	if (!agent_cfg.peak || !agent_cfg.rate)
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, peak_main, NULL) != 0)
+		fmt_warn("cannot start the peak profile thread");
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 /* ---- fork ---- */
 
 /*
@@ -857,7 +978,9 @@ static void fork_child(void)
 	}
 	agent_threads_after_fork_child();
 	if (agent_mode == AGENT_ON) {
+		peak_written = 0;
 		start_interval_thread();
+		start_peak_thread();
 		if (control_after_fork_child)
 			control_after_fork_child();
 	}
@@ -877,6 +1000,8 @@ static void exit_dump(void)
 	__atomic_store_n(&ag.interval_stop, 1, __ATOMIC_RELEASE);
 	if (control_stop)
 		control_stop();
+	if (agent_cfg.peak && agent_cfg.rate)
+		peak_maybe_write(true);
 	if (dump(NULL, true, path, sizeof(path)) < 0)
 		fmt_warn("profile not written%s%s: %s", path[0] ? " to " : "",
 			 path, msg_last());
@@ -935,6 +1060,7 @@ __attribute__((constructor(101))) static void agent_init(void)
 	__atomic_store_n(&agent_mode, AGENT_ON, __ATOMIC_RELEASE);
 	agent_thread_setup(&agent_tls);
 	start_interval_thread();
+	start_peak_thread();
 	if (control_start)
 		control_start();
 	agent_guard_leave();

@@ -18,6 +18,41 @@
  * control thread, which runs with the reentrancy guard set.
  */
 
+/*
+ * Environment added after DESIGN.md's table (palloc(7) documents them):
+ *
+ *  PALLOC_SEED=N   N a decimal integer; 0 or unset: each thread's sampling
+ *                  PRNG is seeded from pid, tid, the clock and its TLS
+ *                  address (every run samples differently). N > 0: thread
+ *                  k (in the order threads first reach the agent) uses the
+ *                  stream seeded by (N, k), so a program that allocates the
+ *                  same sequence samples the same allocations in every run
+ *                  (reproducible profiles, deterministic tests). Invalid
+ *                  values warn and mean 0. The profile's comments record it.
+ *
+ * Error bars: at a rate above 1 each sample carries the numeric labels
+ * alloc_objects_stddev, alloc_space_stddev, inuse_objects_stddev,
+ * inuse_space_stddev (and peak_inuse_*_stddev with PALLOC_PEAK), units
+ * "count" and "bytes": the square root of the sum over that stack's
+ * sampled allocations of the per-allocation variance, w (w - s) bytes^2
+ * and (1/p)(1/p - 1) objects^2 (stacktab.h). Variances add: a reader that
+ * merges samples sums the squares, sigma = sqrt(sum stddev^2).
+ *
+ * PALLOC_PEAK=1 also writes a peak file: the output pattern with %n
+ * expanded to "peak", or without %n, ".peak" before the final ".pb.gz"
+ * (palloc.prog.123.peak.pb.gz), default sample type peak_inuse_space. An
+ * agent thread checks once a second and rewrites it (atomically) when the
+ * peak snapshot has grown by at least 1/16 since the last write; at exit
+ * it is rewritten if the peak grew at all. Never written from a hook.
+ *
+ * RTLD_DEEPBIND: a library dlopen()ed with it binds its own malloc calls
+ * to its dependency libc first, so the agent does not see them (their
+ * frees are harmless: forwarded untracked). The agent does not interpose
+ * dlopen to warn about it: dlopen resolves $ORIGIN and the caller's
+ * RUNPATH from its return address, which would become the agent's, so an
+ * interposed dlopen would change which library the program loads.
+ */
+
 /* Exact counters, summed over every thread (live ones plus those exited). */
 struct agent_stats {
 	uint64_t alloc_count; /* every allocation call */

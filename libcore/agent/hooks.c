@@ -17,7 +17,8 @@
  * allocator: one TLS guard test, a compare and subtract of the thread's
  * byte countdown, three thread-local adds (the exact counters) and an
  * indirect call. A free costs the guard test, a range check against the
- * bootstrap buffer, one thread-local add and one relaxed load from the
+ * bootstrap buffer, one thread-local add (whose old value is tested for
+ * 0: a thread's first free registers it) and one relaxed load from the
  * live-block filter (stacktab.h) that says whether the pointer can be a
  * sampled one. No lock, no syscall, no atomic read-modify-write, no
  * libunwind: those happen only for sampled allocations, for frees whose
@@ -660,10 +661,29 @@ static __attribute__((noinline)) bool free_slow(void *p,
 	return found;
 }
 
+/*
+ * A thread's first free (its free counter was 0) when it has not
+ * allocated yet: register it, or a thread that only frees (a consumer
+ * releasing what others allocated) would never be summed and its frees
+ * would be missing from free_count. The test rides on the counter the
+ * fast path increments anyway (compare with 0, a branch predicted not
+ * taken): no extra TLS load, no lock or atomic on the fast path.
+ */
+static __attribute__((noinline)) void free_first(struct agent_thread *t)
+{
+	if (t->state != AGENT_THREAD_NEW ||
+	    __atomic_load_n(&agent_mode, __ATOMIC_ACQUIRE) != AGENT_ON)
+		return;
+	t->guard++;
+	agent_thread_setup(t);
+	t->guard--;
+}
+
 /* Count a free of p (not NULL, not from the bootstrap buffer). */
 static inline void on_free(struct agent_thread *t, void *p)
 {
-	t->free_count++;
+	if (unlikely(t->free_count++ == 0))
+		free_first(t);
 	if (unlikely(stacktab_maybe_live(&agent_tab, (uintptr_t)p) ||
 		     agent_cfg.exact))
 		free_slow(p, NULL);

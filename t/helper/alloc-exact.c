@@ -19,7 +19,7 @@
  * exactly as the agent must report it at PALLOC_SAMPLE_RATE=1 (requested
  * bytes). Sites are separate noinline functions with one call line each.
  * Modes: basic, threads [N], fork, forkstress [N], dlopen LIB, many [N],
- * peak, sampled, sleep MS, dump PATH, none.
+ * peak, sampled, sleep MS, dump PATH, none, freeonly [N], grow.
  */
 
 #define NOINLINE __attribute__((noinline))
@@ -358,6 +358,65 @@ static void sampled(void)
 	printf("small: 1000000 100000000\n");
 }
 
+/* freeonly: main allocates n blocks, a thread that allocates nothing
+ * frees them all; its frees must count in free_count. */
+struct freeonly {
+	void **p;
+	long n;
+};
+
+static void *freeonly_main(void *arg)
+{
+	struct freeonly *f = arg;
+
+	for (long i = 0; i < f->n; i++)
+		free(f->p[i]);
+	return NULL;
+}
+
+static int freeonly(long n)
+{
+	struct freeonly f = {.n = n};
+	pthread_t th;
+
+	f.p = malloc((size_t)n * sizeof(*f.p));
+	if (!f.p)
+		return 1;
+	for (long i = 0; i < n; i++)
+		f.p[i] = malloc(4099);
+	if (pthread_create(&th, NULL, freeonly_main, &f) != 0)
+		return 1;
+	pthread_join(th, NULL);
+	free(f.p);
+	printf("freed by the thread: %ld\n", n);
+	return 0;
+}
+
+/* grow: 30 steps of 100 ms, each adding ten 1 MiB blocks (300 MiB of
+ * address space, one page touched each), then all freed: the peak is
+ * 300 blocks; PALLOC_PEAK=1 writes its peak file about once a second. */
+static NOINLINE void grow_site(void **p)
+{
+	*p = malloc(1 << 20);
+	if (*p)
+		*(volatile char *)*p = 1;
+}
+
+static void grow(void)
+{
+	static void *p[300];
+
+	for (int i = 0; i < 300; i++) {
+		grow_site(&p[i]);
+		if (i % 10 == 9)
+			usleep(100000);
+	}
+	for (int i = 0; i < 300; i++)
+		free(p[i]);
+	usleep(1500000);
+	truth("grow_site", 300, 300L << 20, 0, 0);
+}
+
 static NOINLINE void many(long n)
 {
 	/* A churn loop for overhead checks: n malloc(32)+free pairs. */
@@ -392,6 +451,10 @@ int main(int argc, char **argv)
 		peak();
 	else if (strcmp(mode, "sampled") == 0)
 		sampled();
+	else if (strcmp(mode, "freeonly") == 0)
+		return freeonly(argc > 2 ? strtol(argv[2], NULL, 10) : 1000);
+	else if (strcmp(mode, "grow") == 0)
+		grow();
 	else if (strcmp(mode, "dump") == 0 && argc > 2) {
 		/* palloc_dump(PATH), found at run time so that the program
 		 * also runs without the agent ("no agent", exit 3). */
