@@ -23,7 +23,7 @@ until palloc-dump --stats --json $pid >/dev/null 2>&1 || [ $i -ge 100 ]; do
 	i=$((i + 1))
 done
 
-plan 24
+plan 25
 sleep 1
 palloc-dump $pid -o now1.pb.gz 2>err1
 check "first dump exits 0" test $? -eq 0
@@ -75,6 +75,12 @@ diag "delta: inuse_space $d over ${dur} ns"
 # 4 MiB/s leaked for 2 s: about 8 MiB; sampled, so a wide margin.
 check "delta inuse is of the leak over 2 s" test "$d" -gt 2000000 -a "$d" -lt 30000000
 check "delta duration about 2 s" test "$dur" -ge 1900000000 -a "$dur" -lt 4000000000
+# Matched stack by stack: one positive leak_some stack, nothing negative
+# (the agent's per-sample *_stddev labels are not part of the match).
+palloc-dump delta.pb.gz --folded --sample-index inuse_space >delta.folded
+check "delta: one leak_some stack, no negative value" \
+	test "$(grep -c 'leak_some [0-9]*$' delta.folded)" = 1 -a \
+	"$(grep -c ' -[0-9]*$' delta.folded)" = 0
 palloc-dump $pid --stats --json >stats.json
 check "--stats --json" jqe --argjson p $pid '.pid == $p and .alloc_count > 0' \
 	stats.json

@@ -60,15 +60,44 @@ struct delta_entry {
 	int sign; /* +1: second snapshot, -1: first */
 };
 
+/*
+ * The agent labels each sample with the standard deviation of its
+ * estimates ("inuse_space_stddev" and the like). They change with every
+ * new sample, so they are not part of a sample's identity, and the
+ * difference of two snapshots has no meaningful stddev of its own (the
+ * later snapshot contains the earlier one's samples): the delta leaves
+ * them out. Every other label, string or numeric, is part of the key.
+ */
+static bool is_stddev_label(const struct pprof_label *l)
+{
+	size_t n = strlen(l->key);
+
+	return n > 7 && strcmp(l->key + n - 7, "_stddev") == 0;
+}
+
+/* The next label at or after *i that is part of the key, or NULL. */
+static const struct pprof_label *next_key_label(const struct pprof_sample *s,
+						size_t *i)
+{
+	for (; *i < s->n_labels; (*i)++)
+		if (!is_stddev_label(&s->labels[*i]))
+			return &s->labels[(*i)++];
+	return NULL;
+}
+
 static int cmp_labels(const struct pprof_sample *a,
 		      const struct pprof_sample *b)
 {
-	if (a->n_labels != b->n_labels)
-		return a->n_labels < b->n_labels ? -1 : 1;
-	for (size_t i = 0; i < a->n_labels; i++) {
-		const struct pprof_label *x = &a->labels[i], *y = &b->labels[i];
-		int c = strcmp(x->key, y->key);
+	size_t i = 0, j = 0;
 
+	for (;;) {
+		const struct pprof_label *x = next_key_label(a, &i);
+		const struct pprof_label *y = next_key_label(b, &j);
+		int c;
+
+		if (!x || !y)
+			return x ? 1 : y ? -1 : 0;
+		c = strcmp(x->key, y->key);
 		if (!c)
 			c = strcmp(x->str, y->str);
 		if (!c && x->num != y->num)
@@ -78,7 +107,6 @@ static int cmp_labels(const struct pprof_sample *a,
 		if (c)
 			return c;
 	}
-	return 0;
 }
 
 static int cmp_entry(const void *pa, const void *pb)
@@ -155,10 +183,18 @@ static int delta_samples(struct pprof_profile *q, struct delta_entry *e,
 			 size_t n, size_t nv)
 {
 	int64_t *v = calloc(nv ? nv : 1, sizeof(*v));
-	size_t i = 0;
+	struct pprof_label *lab = NULL;
+	size_t i = 0, max_labels = 0;
 
-	if (!v)
+	for (size_t k = 0; k < n; k++)
+		if (e[k].s->n_labels > max_labels)
+			max_labels = e[k].s->n_labels;
+	lab = calloc(max_labels + 1, sizeof(*lab));
+	if (!v || !lab) {
+		free(v);
+		free(lab);
 		return msg_set_errno(ENOMEM, "delta profile");
+	}
 	qsort(e, n, sizeof(*e), cmp_entry);
 	while (i < n) {
 		size_t j = i;
@@ -171,15 +207,23 @@ static int delta_samples(struct pprof_profile *q, struct delta_entry *e,
 		for (size_t k = 0; k < nv; k++)
 			zero &= v[k] == 0;
 		/* Go's profile.Merge drops samples whose values are all 0. */
-		if (!zero &&
-		    pprof_add_sample(q, e[i].ids, e[i].n_ids, v, e[i].s->labels,
-				     e[i].s->n_labels) < 0) {
-			free(v);
-			return -1;
+		if (!zero) {
+			const struct pprof_label *l;
+			size_t nl = 0, li = 0;
+
+			while ((l = next_key_label(e[i].s, &li)) != NULL)
+				lab[nl++] = *l;
+			if (pprof_add_sample(q, e[i].ids, e[i].n_ids, v, lab,
+					     nl) < 0) {
+				free(v);
+				free(lab);
+				return -1;
+			}
 		}
 		i = j;
 	}
 	free(v);
+	free(lab);
 	return 0;
 }
 
