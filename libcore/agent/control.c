@@ -41,6 +41,8 @@ static struct {
 	pid_t pid; /* the process that bound path */
 	char path[CTLSOCK_PATH_MAX];
 	bool running;
+	dev_t dev; /* identity of the listening socket, see still_ours() */
+	ino_t ino;
 } ctl = {.lfd = -1};
 
 static long now_ms(void)
@@ -593,14 +595,31 @@ static void serve_one(int fd)
 		http_write_error(fd, 404, "no such endpoint");
 }
 
+/*
+ * Whether lfd is still the socket control_start() made. A daemon that
+ * closes every descriptor and opens its own listener may get our number
+ * back: accepting on it would steal the program's connections, so the
+ * thread stops as soon as the descriptor is something else.
+ */
+static bool still_ours(int lfd)
+{
+	struct stat st;
+
+	return fstat(lfd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	       st.st_dev == ctl.dev && st.st_ino == ctl.ino;
+}
+
 static void *control_thread(void *arg)
 {
 	int lfd = (int)(intptr_t)arg;
 
 	agent_guard_enter();
 	while (__atomic_load_n(&ctl.running, __ATOMIC_ACQUIRE)) {
-		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		int fd;
 
+		if (!still_ours(lfd))
+			break;
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
@@ -612,6 +631,10 @@ static void *control_thread(void *arg)
 				continue;
 			}
 			break; /* EINVAL after shutdown(): stopping */
+		}
+		if (!still_ours(lfd)) {
+			close(fd);
+			break;
 		}
 		serve_one(fd);
 		close(fd);
@@ -639,6 +662,7 @@ int control_start(void)
 	char dir[CTLSOCK_PATH_MAX];
 	sigset_t all, old;
 	pthread_attr_t attr;
+	struct stat st;
 	pthread_t th;
 	int fd, rc;
 
@@ -666,6 +690,14 @@ int control_start(void)
 		close(fd);
 		goto fail;
 	}
+	if (fstat(fd, &st) < 0) {
+		msg_set_errno(errno, "cannot stat the socket");
+		unlink(ctl.path);
+		close(fd);
+		goto fail;
+	}
+	ctl.dev = st.st_dev;
+	ctl.ino = st.st_ino;
 	ctl.lfd = fd;
 	ctl.pid = getpid();
 	__atomic_store_n(&ctl.running, true, __ATOMIC_RELEASE);
