@@ -118,7 +118,7 @@ n=$(ls iv.%s.*.pb.gz 2>/dev/null | wc -l)
 check "-i 0.5: several profiles over 2 s, status 0 ($n, exit $rc)" \
 	test $rc -eq 0 -a "$n" -ge 3
 check "-i 0.5: one summary line per profile" \
-	[ "$(grep -Ec "$(line_re 'iv\.%s\.[0-9]+\.pb\.gz' keep_blocks)" err)" -eq "$n" ]
+	[ "$(grep -Ec "$(line_re 'iv\.%s\.([0-9]+|peak)\.pb\.gz' keep_blocks)" err)" -eq "$n" ]
 pprof -symbolize=none -raw "$(ls iv.%s.*.pb.gz | tail -1)" >peak.raw 2>&1
 check "--peak: peak_inuse_objects and peak_inuse_space sample types" \
 	grep -q 'peak_inuse_objects/count peak_inuse_space/bytes' peak.raw
