@@ -47,7 +47,7 @@ check "pprof -traces: self_c, self_inl inlined into self_b, self_a, main" \
 
 pprof-check --dump sym.pb.gz >dump.out
 check "self_c has its file and a line" \
-	grep -qE ' self_c [^ ]*/t/helper/pprof-self\.c:[1-9][0-9]*$' dump.out
+	grep -qE ' self_c ([^ ]*/)?t/helper/pprof-self\.c:[1-9][0-9]*$' dump.out
 check "the inlined call: self_inl at line $l_inl, then self_b at line $l_b" \
 	grep -qE " self_inl [^ ]*pprof-self\.c:$l_inl; self_b [^ ]*pprof-self\.c:$l_b\$" dump.out
 check "the main mapping says it has functions, files, lines, inlines" \
