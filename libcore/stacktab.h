@@ -81,6 +81,9 @@ struct stacktab_live {
 };
 
 struct stacktab {
+	/* First, so that the free fast path addresses it as table + 4 *
+	 * slot without adding an offset. */
+	uint32_t filter[1u << STACKTAB_FILTER_BITS];
 	struct pprof_allocator a;
 	size_t max_stacks;
 	/* stacks: stacks[id - 1]; index[] maps hash -> id (0: empty) */
@@ -94,14 +97,15 @@ struct stacktab {
 	size_t n_live;
 	/* totals of the inuse estimate, and the snapshot's */
 	double inuse_bytes, max_inuse_bytes, peak_bytes;
-	uint32_t filter[1u << STACKTAB_FILTER_BITS];
 };
 
-/* The filter slot of ptr (Fibonacci hashing of the address bits above the
- * 16-byte alignment every allocator gives). */
+/* The filter slot of ptr: Fibonacci hashing, the top bits of ptr times an
+ * odd constant. The alignment's zero low bits only shift the product, whose
+ * top 16 bits still mix every address bit above them (no shift needed:
+ * one instruction less on the free fast path). */
 static inline size_t stacktab_slot(uintptr_t ptr)
 {
-	return (size_t)(((uint64_t)(ptr >> 4) * 0x9e3779b97f4a7c15ULL) >>
+	return (size_t)(((uint64_t)ptr * 0x9e3779b97f4a7c15ULL) >>
 			(64 - STACKTAB_FILTER_BITS));
 }
 

@@ -966,6 +966,7 @@ static void fork_child(void)
 		agent_mode = AGENT_DISABLED;
 	if (agent_mode == AGENT_ON) {
 		stacktab_reset(&agent_tab);
+		agent_boot_mark();
 		agent_sampled = agent_dropped = 0;
 		agent_exact_inuse = agent_exact_peak = 0;
 		ag.parent_pid = ag.pid;

@@ -15,8 +15,10 @@
 /*
  * Per-thread state, in initial-exec TLS so that the hot path reaches it
  * with one %fs-relative access and no call to __tls_get_addr (which may
- * allocate on first use). Zero-initialised by the loader: left == 0 sends a
- * thread's first allocation to the slow path, which registers the thread.
+ * allocate on first use). Initialised by the loader from the TLS image
+ * (hooks.c): all zero except slow_free. left == 0 sends a thread's first
+ * allocation to the slow path, slow_free == 1 its first free; either
+ * registers the thread.
  */
 enum agent_thread_state {
 	AGENT_THREAD_NEW = 0,
@@ -25,8 +27,20 @@ enum agent_thread_state {
 };
 
 struct agent_thread {
-	uint64_t left;	/* bytes until the next sample; 0: slow path */
-	unsigned guard; /* >0: forward untracked (nests) */
+	uint64_t left; /* bytes until the next sample; 0: slow path */
+	/*
+	 * The free fast path tests guard and slow_free with one 64-bit load
+	 * (gate): either non-zero sends the free to free_gated().
+	 */
+	union {
+		struct {
+			unsigned guard;	    /* >0: forward untracked (nests) */
+			unsigned slow_free; /* 1: not registered yet (the
+					     * TLS image's value), or exact
+					     * mode (frees need sizes) */
+		};
+		uint64_t gate;
+	};
 	unsigned quiet; /* the part of guard that is expected (C++
 			 * forwarding, fork): not counted as reentry */
 	uint64_t alloc_count, free_count, alloc_bytes;
@@ -100,11 +114,16 @@ void agent_real_free(void *p);
 void agent_sum_counters(uint64_t *alloc_count, uint64_t *free_count,
 			uint64_t *alloc_bytes, uint64_t *reentries,
 			uint64_t *samples);
-/* Per-thread setup for the calling thread (registry, PRNG, countdown). */
+/* Per-thread setup for the calling thread (registry, PRNG, countdown,
+ * slow_free). */
 void agent_thread_setup(struct agent_thread *t);
 /* After fork, in the child: only the calling thread is left; zero all
  * counters and the registry. */
 void agent_threads_after_fork_child(void);
+/* Mark the bootstrap buffer's blocks in the live-block filter, so frees
+ * of them leave the fast path (after stacktab_reset, e.g. in a fork
+ * child; hooks.c marks them first when the real allocator is resolved). */
+void agent_boot_mark(void);
 /* Create the pthread key whose destructor folds an exiting thread. */
 int agent_threads_init(void);
 
