@@ -4,13 +4,14 @@
 # is counted (it registers on its first free); PALLOC_PEAK=1 writes a peak
 # file (the output name with ".peak" before ".pb.gz", or %n = "peak") at
 # new high-water marks, at most once a second, from an agent thread;
-# PALLOC_SEED is validated.
+# PALLOC_SEED is validated; exact mode counts a sampled block's realloc
+# once.
 . "$top_srcdir/t/lib.sh"
 . "$top_srcdir/t/lib-agent.sh"
 need_agent
 need_pprof
 
-plan 10
+plan 11
 
 # A thread that allocates nothing frees 1000 blocks main allocated.
 LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=1 PALLOC_OUTPUT=free.pb.gz \
@@ -53,6 +54,19 @@ LD_PRELOAD="$PALLOC_AGENT" PALLOC_OUTPUT='nopeak.pb.gz' alloc-exact peak \
 	>/dev/null 2>&1
 check "without PALLOC_PEAK no peak file" \
 	test -f nopeak.pb.gz -a ! -e nopeak.peak.pb.gz
+
+# PALLOC_EXACT=1: whether blocks are sampled (rate 1: all of them, with
+# reallocs) or not (rate 0) must not change the exact live bytes; a
+# sampled block's realloc once subtracted its old size twice.
+for r in 0 1; do
+	LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=$r PALLOC_EXACT=1 \
+		PALLOC_OUTPUT=exact$r.pb.gz alloc-exact basic >/dev/null 2>&1
+	comments exact$r.pb.gz ec$r.txt
+done
+e0=$(sed -n 's/^exact: \(.*\) (usable sizes)$/\1/p' ec0.txt)
+e1=$(sed -n 's/^exact: \(.*\) (usable sizes)$/\1/p' ec1.txt)
+check "exact inuse/peak equal at rate 0 and 1 ($e0 / $e1)" \
+	test -n "$e0" -a "$e0" = "$e1"
 
 LD_PRELOAD="$PALLOC_AGENT" PALLOC_SEED=x1 PALLOC_OUTPUT=seed.pb.gz \
 	alloc-exact none >/dev/null 2>err.txt
