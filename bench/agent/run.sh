@@ -18,7 +18,8 @@
 #               and prof at 2^19), tcmalloc (plain, sampling at 512 KiB,
 #               HEAPPROFILE), palloc over jemalloc
 #   all      all of them, in that order
-# REPS is the number of paired runs (default 5 for hot, 3 otherwise).
+# REPS is the number of paired runs (default 5 for hot and default, 3
+# for every and peers; bounded runs once).
 #
 # Every figure is a ratio to the same program without a profiler, measured
 # in the same run: each repetition runs the baseline and then each variant
@@ -156,20 +157,23 @@ order() {
 	fi
 }
 
-# ratios FIELD BASE VARIANT...: one row per workload of $tmp/results:
-# median (min-max) over reps of VARIANT's FIELD (4 wall, 5 cpu) divided by
-# BASE's in the same rep.
-ratios() {
-	local field=$1 base=$2
-	shift 2
-	awk -v f="$field" -v base="$base" -v vars="$*" '
+# med(a, n): the median of a[1..n] (sorts a), for the awk summaries.
+awk_med='
 	function med(a, n,   i, j, t) {
 		for (i = 2; i <= n; i++)
 			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
 				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
 			}
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+	}'
+
+# ratios FIELD BASE VARIANT...: one row per workload of $tmp/results:
+# median (min-max) over reps of VARIANT's FIELD (4 wall, 5 cpu) divided by
+# BASE's in the same rep.
+ratios() {
+	local field=$1 base=$2
+	shift 2
+	awk -v f="$field" -v base="$base" -v vars="$*" "$awk_med"'
 	{
 		val[$1, $2, $3] = $f
 		if (!($1 in seen)) { seen[$1] = 1; names[++nn] = $1 }
@@ -212,14 +216,7 @@ ratios() {
 rssdiff() {
 	local base=$1
 	shift
-	awk -v base="$base" -v vars="$*" '
-	function med(a, n,   i, j, t) {
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
-				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-			}
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+	awk -v base="$base" -v vars="$*" "$awk_med"'
 	{
 		val[$1, $2, $3] = $6
 		if (!($1 in seen)) { seen[$1] = 1; names[++nn] = $1 }
@@ -278,14 +275,7 @@ table_hot() {
 			done
 		done
 	done
-	awk '
-	function med(a, n,   i, j, t) {
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
-				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-			}
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+	awk "$awk_med"'
 	function stat(th, v, d,   r, n, x, lo, hi, a) {
 		n = 0; lo = 1e9; hi = -1e9
 		for (r = 1; r <= maxr; r++) {
@@ -400,24 +390,34 @@ redis_one() {
 	' "$tmp/rb.csv" >>"$tmp/redis"
 }
 
+# workload NAME VARIANT REP: run workload NAME (sizes of table 2) once
+# as VARIANT and record it.
+workload() {
+	case $1 in
+	churn_1t) measure "$@" "$tmp/work" churn 30 1 ;;
+	churn_2t) measure "$@" "$tmp/work" churn 15 2 ;;
+	growth_512MiB) measure "$@" "$tmp/work" growth 512 ;;
+	deep_100) measure "$@" "$tmp/work" deep 40 100 ;;
+	python3) measure "$@" /usr/bin/python3 "$tmp/py.py" ;;
+	sqlite3) measure_in "$@" "$tmp/sq.sql" /usr/bin/sqlite3 :memory: ;;
+	redis) redis_one "$2" "$3" ;;
+	esac
+}
+
 table_default() {
-	local r v
-	local reps=${reps:-3}
+	local r v w
+	local reps=${reps:-5}
 
 	cat_python >"$tmp/py.py"
 	cat_sqlite >"$tmp/sq.sql"
 	: >"$tmp/results"
 	: >"$tmp/redis"
 	for r in $(seq 1 "$reps"); do
-		for v in $(order "$r" base forward palloc0 palloc); do
-			measure churn_1t "$v" "$r" "$tmp/work" churn 30 1
-			measure churn_2t "$v" "$r" "$tmp/work" churn 15 2
-			measure growth_512MiB "$v" "$r" "$tmp/work" growth 512
-			measure deep_100 "$v" "$r" "$tmp/work" deep 40 100
-			measure python3 "$v" "$r" /usr/bin/python3 "$tmp/py.py"
-			measure_in sqlite3 "$v" "$r" "$tmp/sq.sql" \
-				/usr/bin/sqlite3 :memory:
-			redis_one "$v" "$r"
+		for w in churn_1t churn_2t growth_512MiB deep_100 python3 \
+			sqlite3 redis; do
+			for v in $(order "$r" base forward palloc0 palloc); do
+				workload "$w" "$v" "$r"
+			done
 		done
 	done
 	echo "## Table 2: default rate (512 KiB), palloc / no palloc ($reps paired runs)"
@@ -444,6 +444,56 @@ table_default() {
 	cat "$tmp/results.work" >>"$tmp/results"
 	rssdiff base forward palloc0 palloc
 	echo
+	default_callgrind
+}
+
+# ir VARIANT [<FILE] CMD...: the instructions callgrind counts for CMD run
+# as VARIANT (the whole process: start-up, agent set-up and exit dump
+# included).
+ir() {
+	local pre
+	prefix "$1"
+	shift
+	rm -rf "$tmp/out"
+	mkdir -p "$tmp/out"
+	"${pre[@]}" valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.ir" \
+		"$@" >/dev/null 2>&1 || die "callgrind $* failed"
+	awk '/^(summary|totals):/ { print $2; exit }' "$tmp/cg.ir"
+}
+
+# default_callgrind: table 2's workloads, smaller, as instruction ratios.
+default_callgrind() {
+	local w v base x
+	cat_python | sed 's/range(2)/range(1)/; s/200000/50000/' >"$tmp/py-s.py"
+	cat_sqlite | sed 's/i < 300000/i < 30000/' >"$tmp/sq-s.sql"
+	echo "Callgrind instructions, ratio to base (deterministic; smaller"
+	echo "inputs: churn 2 M pairs, deep 2 M pairs, python3 50,000 strings"
+	echo "once, sqlite3 30,000 rows; whole process):"
+	echo
+	echo "| workload | base Ir | forward | palloc0 | palloc |"
+	echo "|---|---|---|---|---|"
+	for w in churn_1t deep_100 python3 sqlite3; do
+		printf "| %s |" "$w"
+		base=
+		for v in base forward palloc0 palloc; do
+			case $w in
+			churn_1t) x=$(ir "$v" "$tmp/work" churn 2 1) ;;
+			deep_100) x=$(ir "$v" "$tmp/work" deep 2 100) ;;
+			python3) x=$(ir "$v" /usr/bin/python3 "$tmp/py-s.py") ;;
+			sqlite3) x=$(ir "$v" /usr/bin/sqlite3 -init \
+				"$tmp/sq-s.sql" :memory: .quit) ;;
+			esac
+			if [ -z "$base" ]; then
+				base=$x
+				printf " %s |" "$x"
+			else
+				awk -v a="$base" -v b="$x" \
+					'BEGIN { printf " %.3f |", b / a }'
+			fi
+		done
+		echo
+	done
+	echo
 }
 
 # ---- table 3: every allocation ----
@@ -456,6 +506,8 @@ table_every() {
 	for r in $(seq 1 "$reps"); do
 		for v in $(order "$r" base palloc1 heaptrack); do
 			measure churn_1t "$v" "$r" "$tmp/work" churn 10 1
+		done
+		for v in $(order "$r" base palloc1 heaptrack); do
 			measure churn_2t "$v" "$r" "$tmp/work" churn 5 2
 		done
 	done
@@ -566,37 +618,56 @@ table_bounded() {
 table_peers() {
 	local r v
 	local reps=${reps:-3}
-	local vars="palloc heaptrack jemalloc jeprof palloc_je tcmalloc tcsample tcheap"
+	local fast="palloc jemalloc jeprof palloc_je tcmalloc tcsample"
+	local slow="palloc heaptrack tcheap"
 
 	: >"$tmp/results"
 	for r in $(seq 1 "$reps"); do
-		for v in $(order "$r" base $vars); do
-			measure churn_1t "$v" "$r" "$tmp/work" churn 3 1
-			measure churn_2t "$v" "$r" "$tmp/work" churn 1.5 2
+		for v in $(order "$r" base $fast); do
+			measure churn_1t "$v" "$r" "$tmp/work" churn 20 1
+		done
+		for v in $(order "$r" base $fast); do
+			measure churn_2t "$v" "$r" "$tmp/work" churn 10 2
+		done
+		for v in $(order "$r" base $slow); do
+			measure churn_1t_3M "$v" "$r" "$tmp/work" churn 3 1
+		done
+		for v in $(order "$r" base $slow); do
+			measure churn_2t_3M "$v" "$r" "$tmp/work" churn 1.5 2
 		done
 	done
 	echo "## Table 6: peers on the churn loop ($reps paired runs)"
 	echo
-	echo "Wall time ratio to glibc without a profiler, median (min-max):"
+	echo "churn_1t: 20 million pairs, churn_2t: 2 threads x 10 million;"
+	echo "the slow profilers (heaptrack, tcmalloc HEAPPROFILE) on 3 million"
+	echo "(churn_*_3M), each against a baseline of the same size."
 	echo
-	ratios 4 base $vars
+	echo "CPU time (user+sys) ratio to glibc without a profiler, median (min-max):"
 	echo
-	echo "CPU time (user+sys) ratio to glibc without a profiler:"
+	ratios 5 base $fast | grep -v '_3M |'
 	echo
-	ratios 5 base $vars
+	ratios 5 base $slow | grep -E '_3M \||workload|---'
+	echo
+	echo "Wall time ratio to glibc without a profiler:"
+	echo
+	ratios 4 base $fast | grep -v '_3M |'
+	echo
+	ratios 4 base $slow | grep -E '_3M \||workload|---'
 	echo
 	echo "Each profiler against its own allocator (CPU time): jemalloc"
 	echo "prof / plain jemalloc, palloc over jemalloc / plain jemalloc,"
-	echo "tcmalloc sampling and HEAPPROFILE / plain tcmalloc:"
+	echo "tcmalloc sampling / plain tcmalloc:"
 	echo
-	ratios 5 jemalloc jeprof palloc_je
+	ratios 5 jemalloc jeprof palloc_je | grep -v '_3M |'
 	echo
-	ratios 5 tcmalloc tcsample tcheap
+	ratios 5 tcmalloc tcsample | grep -v '_3M |'
 	echo
 	echo "Peak RSS differences to glibc without a profiler (MiB; heaptrack:"
 	echo "the largest process, i.e. heaptrack_interpret):"
 	echo
-	rssdiff base $vars
+	rssdiff base $fast | grep -v '_3M |'
+	echo
+	rssdiff base heaptrack tcheap | grep -E '_3M \||workload|---'
 	echo
 }
 
@@ -611,10 +682,10 @@ esac
 build_programs
 # The machine is shared: as root, run ahead of the neighbours' builds.
 [ "$(id -u)" = 0 ] && renice -n -10 $$ >/dev/null 2>&1
-echo "<!-- $(date -u '+%Y-%m-%d %H:%M UTC'), agent $agent built from" \
-	"$(git -C "$src" log -1 --format=%h 2>/dev/null)" \
-	"$(git -C "$src" status --short libcore 2>/dev/null | wc -l)" \
-	"files modified in libcore/, load $(cut -d' ' -f1-3 /proc/loadavg) -->"
+echo "<!-- $(date -u '+%Y-%m-%d %H:%M UTC'), agent $agent of" \
+	"$(date -u -r "$agent" '+%H:%M UTC'), source at" \
+	"$(git -C "$src" log -1 --format=%h 2>/dev/null), load" \
+	"$(cut -d' ' -f1-3 /proc/loadavg) -->"
 echo
 if [ "$table" = all ]; then
 	for t in hot default every bounded peers; do
