@@ -85,7 +85,7 @@ static PALLOC_NORETURN void usage(void)
 	      "     --truth <file>   also write the truth to <file>\n"
 	      " -h, --help           display this help\n"
 	      "\n"
-	      "See examples/README.md.\n",
+	      "t/3020-fidelity-seeds.sh runs it under 100 seeds.\n",
 	      stdout);
 	exit(0);
 }

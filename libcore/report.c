@@ -13,7 +13,7 @@ struct node {
 	const char *name;
 	int64_t flat, cum;
 	double flat_var, cum_var; /* NAN once a sample without stddev adds */
-	size_t stamp; /* last sample (+ 1) that added to cum */
+	size_t stamp;		  /* last sample (+ 1) that added to cum */
 };
 
 struct builder {
@@ -442,7 +442,7 @@ bool report_interval(int64_t v, double sd, bool nonnegative, int64_t *low,
 	if (nonnegative && lo < 0)
 		lo = 0;
 	*low = lo < -9.2e18 ? INT64_MIN : lo > 9.2e18 ? INT64_MAX : llround(lo);
-	*high = hi < -9.2e18 ? INT64_MIN
+	*high = hi < -9.2e18  ? INT64_MIN
 		: hi > 9.2e18 ? INT64_MAX
 			      : llround(hi);
 	return true;
@@ -484,8 +484,10 @@ int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
 		fprintf(fp, "Showing top %zu nodes out of %zu\n", n, r->n_rows);
 	if (ci) {
 		format_halfwidth(r, r->sum_stddev, exact, f, sizeof(f));
-		fprintf(fp, "95%% intervals from the sampling: value %s "
-			"(1.96 sigma) for the whole profile\n", f);
+		fprintf(fp,
+			"95%% intervals from the sampling: value %s "
+			"(1.96 sigma) for the whole profile\n",
+			f);
 		fprintf(fp, "%10s %5s%% %5s%% %10s %5s%% %11s %11s\n", "flat",
 			"flat", "sum", "cum", "cum", "flat95", "cum95");
 	} else {
@@ -557,9 +559,8 @@ static json_t *stddev_json(double sd)
 }
 
 /* Keys PREFIX_stddev_U, PREFIX_ci95_low_U, PREFIX_ci95_high_U of x. */
-static void interval_json(const struct report *r, json_t *x,
-			  const char *prefix, int64_t v, double sd,
-			  const char *u)
+static void interval_json(const struct report *r, json_t *x, const char *prefix,
+			  int64_t v, double sd, const char *u)
 {
 	char key[32];
 	int64_t lo, hi;
@@ -602,8 +603,8 @@ json_t *report_to_json(const struct report *r, size_t max_rows)
 		set_unit(x, "cum", u, json_integer(row->cum));
 		json_set(x, "cum_ratio", ratio(row->cum, r->total));
 		if (r->has_stddev) {
-			interval_json(r, x, "flat", row->flat,
-				      row->flat_stddev, u);
+			interval_json(r, x, "flat", row->flat, row->flat_stddev,
+				      u);
 			interval_json(r, x, "cum", row->cum, row->cum_stddev,
 				      u);
 		}

@@ -65,9 +65,9 @@ static inline int64_t report_add_sat(int64_t a, int64_t b)
  * touched by a sample without it have unknown (NAN) deviations.
  */
 struct report_row {
-	const char *name; /* function name, or "BASENAME+0xOFF" (owned) */
-	int64_t flat;	  /* value with this function as the leaf frame */
-	int64_t cum;	  /* value with this function anywhere in the stack */
+	const char *name;   /* function name, or "BASENAME+0xOFF" (owned) */
+	int64_t flat;	    /* value with this function as the leaf frame */
+	int64_t cum;	    /* value with this function anywhere in the stack */
 	double flat_stddev; /* sigma of flat (unit of the value); NAN when
 			     * unknown; only when the report has_stddev */
 	double cum_stddev;  /* sigma of cum, likewise */
@@ -182,9 +182,9 @@ const char *report_unit_suffix(const char *unit);
  * "cum_ratio": "flat_stddev_U", "flat_ci95_low_U", "flat_ci95_high_U",
  * "cum_stddev_U", "cum_ci95_low_U", "cum_ci95_high_U" (integers, rounded;
  * null when unknown; see "Error bars" above); without error bars those
- * keys are absent, so the JSON of an unsampled profile is unchanged. The caller owns the reference
- * and adds "format" and "format_version" in front (or embeds it). NULL
- * with msg_set() on ENOMEM.
+ * keys are absent, so the JSON of an unsampled profile is unchanged. The caller
+ * owns the reference and adds "format" and "format_version" in front (or embeds
+ * it). NULL with msg_set() on ENOMEM.
  */
 json_t *report_to_json(const struct report *r, size_t max_rows);
 

@@ -872,9 +872,9 @@ static void peak_maybe_write(bool final)
 		stacktab_snapshot_peak(&agent_tab);
 	now = agent_tab.peak_bytes;
 	pthread_mutex_unlock(&agent_tab_lock);
-	if (!(now > 0) || (final ? now <= peak_written
-				 : now < peak_written * 17 / 16 ||
-					   now == peak_written))
+	if (!(now > 0) ||
+	    (final ? now <= peak_written
+		   : now < peak_written * 17 / 16 || now == peak_written))
 		return;
 	peak_path(path, sizeof(path));
 	if (dump_as(path, final, true, NULL, 0) == 0)

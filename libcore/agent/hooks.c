@@ -402,8 +402,8 @@ void agent_thread_setup(struct agent_thread *t)
 	int saved = errno;
 
 	if (agent_cfg.seed) {
-		uint64_t k = __atomic_fetch_add(&seed_serial, 1,
-						__ATOMIC_RELAXED);
+		uint64_t k =
+			__atomic_fetch_add(&seed_serial, 1, __ATOMIC_RELAXED);
 
 		t->rng = sampler_seed(agent_cfg.seed, k, 0x9a110c);
 	} else {

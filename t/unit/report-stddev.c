@@ -73,7 +73,8 @@ int main(void)
 	tap_ok(r && r->has_stddev && a && b, "the labels give error bars");
 	tap_ok(a && fabs(a->flat_stddev - 500) < 1e-9 &&
 		       fabs(a->cum_stddev - 500) < 1e-9,
-	       "variances add: sqrt(300^2 + 400^2) = %.3f", a ? a->flat_stddev : 0);
+	       "variances add: sqrt(300^2 + 400^2) = %.3f",
+	       a ? a->flat_stddev : 0);
 	tap_ok(b && fabs(b->flat_stddev - 1200) < 1e-9 &&
 		       fabs(b->cum_stddev - 1300) < 1e-9,
 	       "cum sums every sample the function is in: %.3f",

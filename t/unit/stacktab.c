@@ -86,7 +86,8 @@ int main(void)
 			       sv->inuse_var_bytes == 0 &&
 			       sv->alloc_var_bytes == 1200 &&
 			       sv->peak_var_bytes == 1200,
-		       "free removes the inuse variance; alloc and peak keep it");
+		       "free removes the inuse variance; alloc and peak keep "
+		       "it");
 		tap_ok(sv && stacktab_add(&t, sv, 0x9000, 64, 1, 64) == 0 &&
 			       sv->alloc_var_bytes == 1200 &&
 			       sv->inuse_var_bytes == 0,
