@@ -623,18 +623,17 @@ table_peers() {
 
 	: >"$tmp/results"
 	for r in $(seq 1 "$reps"); do
-		for v in $(order "$r" base $fast); do
-			measure churn_1t "$v" "$r" "$tmp/work" churn 20 1
-		done
-		for v in $(order "$r" base $fast); do
-			measure churn_2t "$v" "$r" "$tmp/work" churn 10 2
-		done
-		for v in $(order "$r" base $slow); do
-			measure churn_1t_3M "$v" "$r" "$tmp/work" churn 3 1
-		done
-		for v in $(order "$r" base $slow); do
-			measure churn_2t_3M "$v" "$r" "$tmp/work" churn 1.5 2
-		done
+		# name, variants, millions of pairs per thread, threads
+		while read -r w vs m th; do
+			for v in $(order "$r" base ${!vs}); do
+				measure "$w" "$v" "$r" "$tmp/work" churn "$m" "$th"
+			done
+		done <<-EOF
+			churn_1t fast 20 1
+			churn_2t fast 10 2
+			churn_1t_3M slow 3 1
+			churn_2t_3M slow 1.5 2
+		EOF
 	done
 	echo "## Table 6: peers on the churn loop ($reps paired runs)"
 	echo
