@@ -853,8 +853,10 @@ static void peak_path(char *out, size_t cap)
 	}
 }
 
-/* The snapshot total last written to the peak file (under the dump lock). */
-static double peak_written;
+/* The snapshot total (bytes, rounded) last written to the peak file; the
+ * peak thread and the exit path both read and set it (atomically: at
+ * worst both write the same file). */
+static uint64_t peak_written;
 
 /*
  * Write the peak file if the peak snapshot (taken by the sampler at each
@@ -865,20 +867,19 @@ static double peak_written;
 static void peak_maybe_write(bool final)
 {
 	char path[PATH_MAX + 64];
-	double now;
+	uint64_t now, last;
 
 	pthread_mutex_lock(&agent_tab_lock);
 	if (agent_tab.inuse_bytes > agent_tab.peak_bytes)
 		stacktab_snapshot_peak(&agent_tab);
-	now = agent_tab.peak_bytes;
+	now = (uint64_t)round_value(agent_tab.peak_bytes);
 	pthread_mutex_unlock(&agent_tab_lock);
-	if (!(now > 0) ||
-	    (final ? now <= peak_written
-		   : now < peak_written * 17 / 16 || now == peak_written))
+	last = __atomic_load_n(&peak_written, __ATOMIC_RELAXED);
+	if (now == 0 || now <= last || (!final && now - last < last / 16))
 		return;
 	peak_path(path, sizeof(path));
 	if (dump_as(path, final, true, NULL, 0) == 0)
-		peak_written = now;
+		__atomic_store_n(&peak_written, now, __ATOMIC_RELAXED);
 	else if (errno != ESHUTDOWN)
 		fmt_warn("peak profile not written to %s: %s", path,
 			 msg_last());
