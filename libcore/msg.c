@@ -81,8 +81,9 @@ const char *msg_prog(void)
 	return prog_name;
 }
 
-PALLOC_PRINTF(2, 0) static void vprint(const char *prefix, const char *fmt,
-					  va_list ap, const char *suffix)
+PALLOC_PRINTF(2, 0)
+static void vprint(const char *prefix, const char *fmt, va_list ap,
+		   const char *suffix)
 {
 	fflush(stdout);
 	fprintf(stderr, "%s: %s", prog_name, prefix);

@@ -30,9 +30,13 @@ int num_parse_u64(const char *s, bool allow_suffix, uint64_t *out)
 		const char *name;
 		unsigned shift;
 	} suffixes[] = {
-		{ "k", 10 },  { "K", 10 },  { "KiB", 10 }, { "M", 20 },
-		{ "MiB", 20 }, { "G", 30 }, { "GiB", 30 }, { "T", 40 },
-		{ "TiB", 40 },
+		/* One row per power: clang-format would bin-pack them. */
+		/* clang-format off */
+		{"k", 10}, {"K", 10}, {"KiB", 10},
+		{"M", 20}, {"MiB", 20},
+		{"G", 30}, {"GiB", 30},
+		{"T", 40}, {"TiB", 40},
+		/* clang-format on */
 	};
 	const char *end;
 	uint64_t v;

@@ -42,8 +42,7 @@ int main(void)
 	u64_bad("18446744073709551616", false);
 	u64_bad("17179869184G", true);
 	u64_bad("5Q", true);
-	tap_ok(num_parse_i64("-9223372036854775808", &i) == 0 &&
-		       i == INT64_MIN,
+	tap_ok(num_parse_i64("-9223372036854775808", &i) == 0 && i == INT64_MIN,
 	       "i64 min");
 	tap_ok(num_parse_i64("9223372036854775808", &i) < 0, "i64 overflow");
 	tap_ok(num_parse_seconds("2", &ns) == 0 && ns == 2000000000ULL,
