@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 
+#include "cli.h"
 #include "diff.h"
 #include "json.h"
 #include "msg.h"
@@ -40,14 +41,9 @@ static PALLOC_NORETURN void usage(void)
 	       "                               <limit> bytes (k, M, G, KiB... "
 	       "suffixes)\n"
 	       "                               or <limit>%% of BASE's total\n"
-	       " -q, --quiet                 no warnings\n"
-	       "\n"
-	       " -h, --help                  display this help\n"
-	       " -V, --version               display version\n"
-	       "\n"
-	       "For more details see palloc-diff(1).\n",
+	       " -q, --quiet                 no warnings\n",
 	       msg_prog(), DEFAULT_TOP);
-	exit(0);
+	cli_usage_end(29, NULL);
 }
 
 struct gate {
@@ -250,14 +246,8 @@ int main(int argc, char **argv)
 			usage();
 		case 'V':
 			msg_version();
-		case ':':
-			msg_usage(2, "option '%s' requires an argument",
-				  argv[optind - 1]);
 		default:
-			if (optopt)
-				msg_usage(2, "invalid option -- '%c'", optopt);
-			msg_usage(2, "unrecognized option '%s'",
-				  argv[optind - 1]);
+			cli_bad_option(2, c, argv, longopts);
 		}
 	}
 	if (argc - optind != 2)

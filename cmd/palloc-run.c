@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* palloc-run: run a program with the heap profiling agent preloaded. */
 #include "common.h"
+#include "cli.h"
 #include "elfcheck.h"
 #include "msg.h"
 #include "num.h"
@@ -58,19 +59,12 @@ static PALLOC_NORETURN void usage(void)
 	       "profiles\n"
 	       "     --http <address>       serve the profiles over HTTP "
 	       "while it runs\n"
-	       " -q, --quiet                no summary lines\n"
-	       "\n"
-	       " -h, --help                 display this help\n"
-	       " -V, --version              display version\n"
-	       "\n"
-	       "Exit status is the program's (128+N if a signal N killed it); "
-	       "125 if palloc-run\n"
-	       "fails, 126 if the program cannot be run, 127 if it is not "
-	       "found.\n"
-	       "\n"
-	       "For more details see palloc-run(1).\n",
+	       " -q, --quiet                no summary lines\n",
 	       DEFAULT_OUTPUT, UNWIND_MAX_FRAMES);
-	exit(0);
+	cli_usage_end(28, "Exit status is the program's (128+N if a signal N "
+			  "killed it); 125 if palloc-run\n"
+			  "fails, 126 if the program cannot be run, 127 if it "
+			  "is not found.\n");
 }
 
 /*
@@ -825,21 +819,8 @@ int main(int argc, char **argv)
 			usage();
 		case 'V':
 			msg_version();
-		case ':':
-			if (strncmp(argv[optind - 1], "--", 2) == 0)
-				msg_usage(EXIT_PALLOC,
-					  "option '%s' requires an argument",
-					  argv[optind - 1]);
-			msg_usage(EXIT_PALLOC,
-				  "option requires an argument -- '%c'",
-				  optopt);
 		default:
-			if (strncmp(argv[optind - 1], "--", 2) == 0)
-				msg_usage(EXIT_PALLOC,
-					  "unrecognized option '%s'",
-					  argv[optind - 1]);
-			msg_usage(EXIT_PALLOC, "invalid option -- '%c'",
-				  optopt);
+			cli_bad_option(EXIT_PALLOC, c, argv, longopts);
 		}
 	}
 	if (optind >= argc)

@@ -29,14 +29,10 @@ static PALLOC_NORETURN void usage(void)
 	      " -w, --watch <seconds>    a JSON line every SECONDS\n"
 	      " -c, --count <n>          with --watch: stop after N samples\n"
 	      "     --sysroot <dir>      read DIR/proc instead of /proc\n"
-	      " -o, --output <file>      write to FILE ('-': standard output)\n"
-	      "\n"
-	      " -h, --help               display this help\n"
-	      " -V, --version            display version\n"
-	      "\n"
-	      "For more details see palloc-smaps(1).\n",
+	      " -o, --output <file>      write to FILE ('-': standard "
+	      "output)\n",
 	      stdout);
-	exit(0);
+	cli_usage_end(26, NULL);
 }
 
 struct mapping_group {
@@ -589,7 +585,7 @@ int main(int argc, char **argv)
 			msg_version();
 		default:
 			if (!cli_data_opt(&o.d, c, optarg))
-				cli_bad_option(c, argv);
+				cli_bad_option(2, c, argv, longopts);
 		}
 	}
 	for (; optind < argc; optind++) {

@@ -134,13 +134,58 @@ int cli_output(const char *path, cli_sample_fn *sample, void *ctx)
 	return 0;
 }
 
-void cli_bad_option(int c, char **argv)
+/*
+ * Whether "--NAME=..." (LEN bytes of NAME, maybe abbreviated) is the long
+ * option of value VAL that takes no argument: getopt_long answers '?' with
+ * optopt = VAL then, as it does with optopt = the letter for an unknown
+ * short option.
+ */
+static const char *no_argument_name(const struct option *longopts,
+				    const char *name, size_t len, int val)
 {
-	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	for (; longopts && longopts->name; longopts++)
+		if (longopts->has_arg == no_argument && longopts->val == val &&
+		    strncmp(longopts->name, name, len) == 0)
+			return longopts->name;
+	return NULL;
+}
 
+void cli_bad_option(int code, int c, char **argv, const struct option *longopts)
+{
+	/*
+	 * The element getopt was reading, except after an unknown letter
+	 * inside a cluster ("-Zq"), which does not advance optind: optopt
+	 * names that one.
+	 */
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	bool is_long = strncmp(arg, "--", 2) == 0;
+	size_t len = strcspn(arg, "=");
+	const char *name;
+
+	if (c == ':' && is_long)
+		msg_usage(code, "option '%s' requires an argument", arg);
 	if (c == ':')
-		msg_usage(2, "option '%s' requires an argument", arg);
-	if (optopt)
-		msg_usage(2, "invalid option -- '%c'", optopt);
-	msg_usage(2, "unrecognized option '%s'", arg);
+		msg_usage(code, "option requires an argument -- '%c'", optopt);
+	/* Only a long option fails without a letter in optopt. */
+	if (optopt == 0)
+		msg_usage(code, "unrecognized option '%s'", arg);
+	name = is_long && arg[len] == '='
+		       ? no_argument_name(longopts, arg + 2, len - 2, optopt)
+		       : NULL;
+	if (name)
+		msg_usage(code, "option '--%s' doesn't allow an argument",
+			  name);
+	msg_usage(code, "invalid option -- '%c'", optopt);
+}
+
+void cli_usage_end(int column, const char *notes)
+{
+	int width = column > 1 ? column - 1 : 0;
+
+	printf("\n %-*sdisplay this help\n", width, "-h, --help");
+	printf(" %-*sdisplay version\n", width, "-V, --version");
+	if (notes)
+		printf("\n%s", notes);
+	printf("\nFor more details see %s(1).\n", msg_prog());
+	exit(0);
 }

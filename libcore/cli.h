@@ -96,10 +96,22 @@ int cli_watch(cli_sample_fn *sample, void *ctx, uint64_t interval_ns,
 int cli_output(const char *path, cli_sample_fn *sample, void *ctx);
 
 /*
- * The usage error for getopt_long's answer C ('?' or ':'; call getopt_long
- * with opterr = 0 and an optstring starting with ':'), naming the option
- * as getopt would. Exits 2.
+ * Every command's usage error for getopt_long's answer C ('?' or ':'; call
+ * getopt_long with opterr = 0 and an optstring starting with ':', since
+ * getopt would name the program after argv[0], which may be libtool's
+ * path). LONGOPTS is the table given to getopt_long. Prints glibc's
+ * wording as "palloc-X: ..." with the hint line and exits with CODE (2;
+ * palloc-run's 125).
  */
-PALLOC_NORETURN void cli_bad_option(int c, char **argv);
+PALLOC_NORETURN void cli_bad_option(int code, int c, char **argv,
+				    const struct option *longopts);
+
+/*
+ * The end of every command's usage() (util-linux's layout): the -h and -V
+ * lines with their descriptions at column COLUMN, then NOTES (a paragraph
+ * ending in a newline) unless NULL, then "For more details see
+ * palloc-X(1)." on stdout, and exit 0.
+ */
+PALLOC_NORETURN void cli_usage_end(int column, const char *notes);
 
 #endif /* PALLOC_CLI_H */
