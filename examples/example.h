@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <unistd.h>
 
 /*
@@ -283,6 +284,88 @@ static inline unsigned long ex_parse_ulong(const char *prog, const char *opt,
 		ex_try_help(prog);
 	}
 	return v;
+}
+
+/*
+ * One option of an example besides --truth and -h/--help: --NAME, and
+ * -LETTER unless LETTER is 0. With ULONG set it takes a whole number from
+ * MIN to MAX, stored there (WHAT names it in the message about a bad
+ * value); with FLAG set it takes no argument and sets *FLAG to true.
+ */
+struct ex_opt {
+	const char *name;
+	char letter;
+	const char *what;
+	unsigned long min, max;
+	unsigned long *ulong;
+	bool *flag;
+};
+
+#define EX_MAX_OPTS 4
+
+/*
+ * Every example's command line: OPTS (N of them, at most EX_MAX_OPTS),
+ * --truth <file> and -h/--help, which prints HELP on stdout and exits 0.
+ * A bad option or value, or any operand, is a usage error (getopt's
+ * message or ours, then the hint line; exit 2). Returns the --truth path,
+ * NULL when not given.
+ */
+static inline const char *ex_options(const char *prog, const char *help,
+				     int argc, char **argv,
+				     const struct ex_opt *opts, size_t n)
+{
+	/* Values of the long-only options: past any letter. */
+	enum { EX_OPT_LONG = CHAR_MAX + 1, EX_OPT_TRUTH = EX_OPT_LONG + 64 };
+	struct option longopts[EX_MAX_OPTS + 3];
+	char shortopts[2 * EX_MAX_OPTS + 2];
+	const char *truth = NULL;
+	size_t i, k = 0;
+	int c;
+
+	if (n > EX_MAX_OPTS)
+		abort(); /* a bug in the example: raise EX_MAX_OPTS */
+	for (i = 0; i < n; i++) {
+		longopts[i].name = opts[i].name;
+		longopts[i].has_arg =
+			opts[i].flag ? no_argument : required_argument;
+		longopts[i].flag = NULL;
+		longopts[i].val =
+			opts[i].letter ? opts[i].letter : EX_OPT_LONG + (int)i;
+		if (opts[i].letter) {
+			shortopts[k++] = opts[i].letter;
+			if (!opts[i].flag)
+				shortopts[k++] = ':';
+		}
+	}
+	longopts[n] =
+		(struct option){"truth", required_argument, NULL, EX_OPT_TRUTH};
+	longopts[n + 1] = (struct option){"help", no_argument, NULL, 'h'};
+	longopts[n + 2] = (struct option){NULL, 0, NULL, 0};
+	shortopts[k++] = 'h';
+	shortopts[k] = '\0';
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(help, stdout);
+			exit(0);
+		}
+		if (c == EX_OPT_TRUTH) {
+			truth = optarg;
+			continue;
+		}
+		for (i = 0; i < n && longopts[i].val != c; i++)
+			;
+		if (i == n)
+			ex_try_help(prog);
+		if (opts[i].flag)
+			*opts[i].flag = true;
+		else
+			*opts[i].ulong =
+				ex_parse_ulong(prog, opts[i].what, optarg,
+					       opts[i].min, opts[i].max);
+	}
+	ex_no_operands(prog, argc, argv);
+	return truth;
 }
 
 #endif /* PALLOC_EXAMPLE_H */

@@ -2,8 +2,6 @@
 /* Forks children that allocate and exit, then fork+execs itself. */
 #include "common.h"
 
-#include <getopt.h>
-#include <limits.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,27 +69,23 @@ EX_SITE void parent_work(void)
 	}
 }
 
-static PALLOC_NORETURN void usage(void)
-{
-	fputs("Usage: forker [--children <n>] [--no-exec] [--truth <file>]\n"
-	      "\n"
-	      "Fork <n> children (default 2) that allocate in child_work and\n"
-	      "exit, then fork and exec this program (exec_child_work), then\n"
-	      "allocate in parent_work. Each process appends its truth (pid\n"
-	      "site alloc_objects alloc_space inuse_objects inuse_space) to\n"
-	      "<file> and prints it on stderr.\n"
-	      "\n"
-	      "Options:\n"
-	      " -n, --children <n>   forked children, 0 to 8 (default 2)\n"
-	      "     --no-exec        skip the fork+exec step\n"
-	      "     --exec-child     run as the exec'd child (internal)\n"
-	      "     --truth <file>   also write the truth to <file>\n"
-	      " -h, --help           display this help\n"
-	      "\n"
-	      "See examples/README.md.\n",
-	      stdout);
-	exit(0);
-}
+static const char help[] =
+	"Usage: forker [--children <n>] [--no-exec] [--truth <file>]\n"
+	"\n"
+	"Fork <n> children (default 2) that allocate in child_work and\n"
+	"exit, then fork and exec this program (exec_child_work), then\n"
+	"allocate in parent_work. Each process appends its truth (pid\n"
+	"site alloc_objects alloc_space inuse_objects inuse_space) to\n"
+	"<file> and prints it on stderr.\n"
+	"\n"
+	"Options:\n"
+	" -n, --children <n>   forked children, 0 to 8 (default 2)\n"
+	"     --no-exec        skip the fork+exec step\n"
+	"     --exec-child     run as the exec'd child (internal)\n"
+	"     --truth <file>   also write the truth to <file>\n"
+	" -h, --help           display this help\n"
+	"\n"
+	"See examples/README.md.\n";
 
 /* Wait for pid; true when it exited with status 0. */
 static bool wait_ok(pid_t pid)
@@ -106,42 +100,16 @@ static bool wait_ok(pid_t pid)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_NO_EXEC = CHAR_MAX + 1, OPT_EXEC_CHILD, OPT_TRUTH };
-	static const struct option opts[] = {
-		{"children", required_argument, NULL, 'n'},
-		{"no-exec", no_argument, NULL, OPT_NO_EXEC},
-		{"exec-child", no_argument, NULL, OPT_EXEC_CHILD},
-		{"truth", required_argument, NULL, OPT_TRUTH},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *truth = NULL;
 	unsigned long children = 2;
-	bool do_exec = true, exec_child = false, all_ok = true;
-	int c;
+	bool no_exec = false, exec_child = false, all_ok = true;
+	const struct ex_opt opts[] = {
+		{"children", 'n', "child count", 0, 8, &children, NULL},
+		{"no-exec", 0, NULL, 0, 0, NULL, &no_exec},
+		{"exec-child", 0, NULL, 0, 0, NULL, &exec_child},
+	};
+	const char *truth =
+		ex_options("forker", help, argc, argv, opts, ARRAY_SIZE(opts));
 
-	while ((c = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			children = ex_parse_ulong("forker", "child count",
-						  optarg, 0, 8);
-			break;
-		case OPT_NO_EXEC:
-			do_exec = false;
-			break;
-		case OPT_EXEC_CHILD:
-			exec_child = true;
-			break;
-		case OPT_TRUTH:
-			truth = optarg;
-			break;
-		case 'h':
-			usage();
-		default:
-			ex_try_help("forker");
-		}
-	}
-	ex_no_operands("forker", argc, argv);
 	if (exec_child) {
 		site.name = "exec_child_work";
 		exec_child_work();
@@ -165,7 +133,7 @@ int main(int argc, char **argv)
 		}
 		all_ok &= wait_ok(pid);
 	}
-	if (do_exec) {
+	if (!no_exec) {
 		pid_t pid = fork();
 
 		if (pid < 0) {

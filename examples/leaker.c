@@ -2,7 +2,6 @@
 /* A long-running process with a steady leak, for live-process tests. */
 #include "common.h"
 
-#include <getopt.h>
 #include <signal.h>
 #include <time.h>
 
@@ -78,77 +77,46 @@ static int rewrite_truth(const char *path)
 	return rename(tmp, path);
 }
 
-static PALLOC_NORETURN void usage(void)
-{
-	fputs("Usage: leaker [--seconds <n>] [--rate <bytes>] [--chunk "
-	      "<bytes>]\n"
-	      "              [--truth <file>]\n"
-	      "\n"
-	      "Leak <rate> bytes per second (default 1048576) from "
-	      "leak_some()\n"
-	      "in blocks of <chunk> bytes (default 65536), with some churn "
-	      "from\n"
-	      "churn_some(), for <n> seconds (default 10; 0: until SIGINT or\n"
-	      "SIGTERM). Prints its pid at start and the truth (pid site\n"
-	      "alloc_objects alloc_space inuse_objects inuse_space) at the "
-	      "end\n"
-	      "on stderr; with --truth, rewrites <file> after every 100 ms "
-	      "tick.\n"
-	      "\n"
-	      "Options:\n"
-	      " -s, --seconds <n>    run time in seconds, 0 to 86400\n"
-	      " -r, --rate <bytes>   leaked bytes per second\n"
-	      " -c, --chunk <bytes>  size of each leaked block\n"
-	      "     --truth <file>   keep the truth in <file>\n"
-	      " -h, --help           display this help\n"
-	      "\n"
-	      "See examples/README.md.\n",
-	      stdout);
-	exit(0);
-}
+static const char help[] =
+	"Usage: leaker [--seconds <n>] [--rate <bytes>] [--chunk "
+	"<bytes>]\n"
+	"              [--truth <file>]\n"
+	"\n"
+	"Leak <rate> bytes per second (default 1048576) from "
+	"leak_some()\n"
+	"in blocks of <chunk> bytes (default 65536), with some churn "
+	"from\n"
+	"churn_some(), for <n> seconds (default 10; 0: until SIGINT or\n"
+	"SIGTERM). Prints its pid at start and the truth (pid site\n"
+	"alloc_objects alloc_space inuse_objects inuse_space) at the "
+	"end\n"
+	"on stderr; with --truth, rewrites <file> after every 100 ms "
+	"tick.\n"
+	"\n"
+	"Options:\n"
+	" -s, --seconds <n>    run time in seconds, 0 to 86400\n"
+	" -r, --rate <bytes>   leaked bytes per second\n"
+	" -c, --chunk <bytes>  size of each leaked block\n"
+	"     --truth <file>   keep the truth in <file>\n"
+	" -h, --help           display this help\n"
+	"\n"
+	"See examples/README.md.\n";
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"seconds", required_argument, NULL, 's'},
-		{"rate", required_argument, NULL, 'r'},
-		{"chunk", required_argument, NULL, 'c'},
-		{"truth", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	const struct timespec tick = {0, 100 * 1000 * 1000};
 	unsigned long seconds = 10, rate = 1 << 20, chunk = 64 << 10;
-	const char *truth = NULL;
+	const struct ex_opt opts[] = {
+		{"seconds", 's', "seconds", 0, 86400, &seconds, NULL},
+		{"rate", 'r', "rate", 0, 1UL << 30, &rate, NULL},
+		{"chunk", 'c', "chunk", 1, 1UL << 30, &chunk, NULL},
+	};
+	const char *truth;
 	struct sigaction sa;
 	unsigned long ticks = 0;
 	size_t carry = 0;
-	int c;
 
-	while ((c = getopt_long(argc, argv, "s:r:c:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			seconds = ex_parse_ulong("leaker", "seconds", optarg, 0,
-						 86400);
-			break;
-		case 'r':
-			rate = ex_parse_ulong("leaker", "rate", optarg, 0,
-					      1UL << 30);
-			break;
-		case 'c':
-			chunk = ex_parse_ulong("leaker", "chunk", optarg, 1,
-					       1UL << 30);
-			break;
-		case 't':
-			truth = optarg;
-			break;
-		case 'h':
-			usage();
-		default:
-			ex_try_help("leaker");
-		}
-	}
-	ex_no_operands("leaker", argc, argv);
+	truth = ex_options("leaker", help, argc, argv, opts, ARRAY_SIZE(opts));
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);

@@ -2,8 +2,6 @@
 /* Deep recursion without frame pointers, allocating at the leaf. */
 #include "common.h"
 
-#include <getopt.h>
-
 #include "example.h"
 
 /*
@@ -67,70 +65,40 @@ EX_SITE NO_FRAME_POINTER int descend(unsigned long depth)
 	return r + 1;
 }
 
-static PALLOC_NORETURN void usage(void)
-{
-	fputs("Usage: recursion [--depth <n>] [--count <n>] [--size <bytes>]\n"
-	      "                 [--truth <file>]\n"
-	      "\n"
-	      "Recurse <depth> frames deep in descend() (default 60), in code\n"
-	      "built -O2 -fomit-frame-pointer, then allocate <count> blocks "
-	      "of\n"
-	      "<size> bytes in leaf_alloc() (default 1000 of 4096), live at\n"
-	      "exit. Prints the truth (pid site alloc_objects alloc_space\n"
-	      "inuse_objects inuse_space) for leaf_alloc and descend on "
-	      "stderr\n"
-	      "and, with --truth, in <file>.\n"
-	      "\n"
-	      "Options:\n"
-	      " -d, --depth <n>      recursion depth, 1 to 10000 (default 60)\n"
-	      " -c, --count <n>      allocations, 1 to 100000 (default 1000)\n"
-	      " -s, --size <bytes>   bytes each, 1 to 1048576 (default 4096)\n"
-	      "     --truth <file>   also write the truth to <file>\n"
-	      " -h, --help           display this help\n"
-	      "\n"
-	      "See examples/README.md.\n",
-	      stdout);
-	exit(0);
-}
+static const char help[] =
+	"Usage: recursion [--depth <n>] [--count <n>] [--size <bytes>]\n"
+	"                 [--truth <file>]\n"
+	"\n"
+	"Recurse <depth> frames deep in descend() (default 60), in code\n"
+	"built -O2 -fomit-frame-pointer, then allocate <count> blocks "
+	"of\n"
+	"<size> bytes in leaf_alloc() (default 1000 of 4096), live at\n"
+	"exit. Prints the truth (pid site alloc_objects alloc_space\n"
+	"inuse_objects inuse_space) for leaf_alloc and descend on "
+	"stderr\n"
+	"and, with --truth, in <file>.\n"
+	"\n"
+	"Options:\n"
+	" -d, --depth <n>      recursion depth, 1 to 10000 (default 60)\n"
+	" -c, --count <n>      allocations, 1 to 100000 (default 1000)\n"
+	" -s, --size <bytes>   bytes each, 1 to 1048576 (default 4096)\n"
+	"     --truth <file>   also write the truth to <file>\n"
+	" -h, --help           display this help\n"
+	"\n"
+	"See examples/README.md.\n";
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"depth", required_argument, NULL, 'd'},
-		{"count", required_argument, NULL, 'c'},
-		{"size", required_argument, NULL, 's'},
-		{"truth", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *truth = NULL;
 	unsigned long depth = 60;
-	int c;
+	const struct ex_opt opts[] = {
+		{"depth", 'd', "depth", 1, 10000, &depth, NULL},
+		{"count", 'c', "count", 1, ARRAY_SIZE(blocks_static), &count,
+		 NULL},
+		{"size", 's', "size", 1, 1 << 20, &size, NULL},
+	};
+	const char *truth = ex_options("recursion", help, argc, argv, opts,
+				       ARRAY_SIZE(opts));
 
-	while ((c = getopt_long(argc, argv, "d:c:s:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			depth = ex_parse_ulong("recursion", "depth", optarg, 1,
-					       10000);
-			break;
-		case 'c':
-			count = ex_parse_ulong("recursion", "count", optarg, 1,
-					       ARRAY_SIZE(blocks_static));
-			break;
-		case 's':
-			size = ex_parse_ulong("recursion", "size", optarg, 1,
-					      1 << 20);
-			break;
-		case 't':
-			truth = optarg;
-			break;
-		case 'h':
-			usage();
-		default:
-			ex_try_help("recursion");
-		}
-	}
-	ex_no_operands("recursion", argc, argv);
 	if (ex_truth_start("recursion", truth) != 0)
 		return 2;
 	blocks = blocks_static;

@@ -2,8 +2,6 @@
 /* Known live bytes per site, block sizes from 8 B to 8 MiB: error bar input. */
 #include "common.h"
 
-#include <getopt.h>
-
 #include "example.h"
 
 /*
@@ -66,52 +64,30 @@ SITE(size_64k, S_64K, 65536, 2048)
 SITE(size_512k, S_512K, 524288, 256)
 SITE(size_8m, S_8M, 8 << 20, 64)
 
-static PALLOC_NORETURN void usage(void)
-{
-	fputs("Usage: sizes [--truth <file>]\n"
-	      "\n"
-	      "Allocate blocks of 8 B, 64 B, 1 KiB, 64 KiB, 512 KiB and 8 MiB "
-	      "from\n"
-	      "one function each, free half of them, and print what a heap "
-	      "profile\n"
-	      "must show per function, on stderr and (with --truth) in "
-	      "<file>:\n"
-	      "  pid function alloc_objects alloc_space inuse_objects "
-	      "inuse_space\n"
-	      "plus '#size pid function size allocations live' lines in "
-	      "<file>.\n"
-	      "\n"
-	      "Options:\n"
-	      "     --truth <file>   also write the truth to <file>\n"
-	      " -h, --help           display this help\n"
-	      "\n"
-	      "t/3020-fidelity-seeds.sh runs it under 100 seeds.\n",
-	      stdout);
-	exit(0);
-}
+static const char help[] =
+	"Usage: sizes [--truth <file>]\n"
+	"\n"
+	"Allocate blocks of 8 B, 64 B, 1 KiB, 64 KiB, 512 KiB and 8 MiB "
+	"from\n"
+	"one function each, free half of them, and print what a heap "
+	"profile\n"
+	"must show per function, on stderr and (with --truth) in "
+	"<file>:\n"
+	"  pid function alloc_objects alloc_space inuse_objects "
+	"inuse_space\n"
+	"plus '#size pid function size allocations live' lines in "
+	"<file>.\n"
+	"\n"
+	"Options:\n"
+	"     --truth <file>   also write the truth to <file>\n"
+	" -h, --help           display this help\n"
+	"\n"
+	"t/3020-fidelity-seeds.sh runs it under 100 seeds.\n";
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"truth", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *truth = NULL;
-	int c;
+	const char *truth = ex_options("sizes", help, argc, argv, NULL, 0);
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			truth = optarg;
-			break;
-		case 'h':
-			usage();
-		default:
-			ex_try_help("sizes");
-		}
-	}
-	ex_no_operands("sizes", argc, argv);
 	if (ex_truth_start("sizes", truth) != 0)
 		return 2;
 

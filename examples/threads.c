@@ -2,7 +2,6 @@
 /* Named threads allocating known amounts: the thread label's truth. */
 #include "common.h"
 
-#include <getopt.h>
 #include <pthread.h>
 
 #include "example.h"
@@ -59,59 +58,36 @@ EX_SITE void *worker_main(void *arg)
 	return NULL;
 }
 
-static PALLOC_NORETURN void usage(void)
-{
-	fputs("Usage: threads [--threads <n>] [--truth <file>]\n"
-	      "\n"
-	      "Start <n> threads named worker-0 .. worker-<n-1> (default 4);\n"
-	      "thread i allocates (i+1)*64 blocks of 64 KiB in worker_alloc "
-	      "and\n"
-	      "frees half of them. Prints the truth per thread (site\n"
-	      "thread=worker-i) and for worker_alloc, on stderr and (with\n"
-	      "--truth) in <file>: pid site alloc_objects alloc_space\n"
-	      "inuse_objects inuse_space.\n"
-	      "\n"
-	      "Options:\n"
-	      " -n, --threads <n>    number of threads, 1 to 64 (default 4)\n"
-	      "     --truth <file>   also write the truth to <file>\n"
-	      " -h, --help           display this help\n"
-	      "\n"
-	      "See examples/README.md.\n",
-	      stdout);
-	exit(0);
-}
+static const char help[] =
+	"Usage: threads [--threads <n>] [--truth <file>]\n"
+	"\n"
+	"Start <n> threads named worker-0 .. worker-<n-1> (default 4);\n"
+	"thread i allocates (i+1)*64 blocks of 64 KiB in worker_alloc "
+	"and\n"
+	"frees half of them. Prints the truth per thread (site\n"
+	"thread=worker-i) and for worker_alloc, on stderr and (with\n"
+	"--truth) in <file>: pid site alloc_objects alloc_space\n"
+	"inuse_objects inuse_space.\n"
+	"\n"
+	"Options:\n"
+	" -n, --threads <n>    number of threads, 1 to 64 (default 4)\n"
+	"     --truth <file>   also write the truth to <file>\n"
+	" -h, --help           display this help\n"
+	"\n"
+	"See examples/README.md.\n";
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"threads", required_argument, NULL, 'n'},
-		{"truth", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct ex_site out[MAX_THREADS + 1];
 	struct ex_site *sum = &out[0];
-	const char *truth = NULL;
 	unsigned long n = 4;
 	char names[MAX_THREADS][24];
-	int c;
+	const struct ex_opt opts[] = {
+		{"threads", 'n', "thread count", 1, MAX_THREADS, &n, NULL},
+	};
+	const char *truth =
+		ex_options("threads", help, argc, argv, opts, ARRAY_SIZE(opts));
 
-	while ((c = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			n = ex_parse_ulong("threads", "thread count", optarg, 1,
-					   MAX_THREADS);
-			break;
-		case 't':
-			truth = optarg;
-			break;
-		case 'h':
-			usage();
-		default:
-			ex_try_help("threads");
-		}
-	}
-	ex_no_operands("threads", argc, argv);
 	if (ex_truth_start("threads", truth) != 0)
 		return 2;
 

@@ -2,8 +2,6 @@
 /* A deterministic program whose per-function heap profile is known exactly. */
 #include "common.h"
 
-#include <getopt.h>
-
 #include "example.h"
 
 /*
@@ -181,52 +179,30 @@ EX_SITE void large_blocks(void)
 	ex_free(&sites[S_LARGE], 12 << 20);
 }
 
-static PALLOC_NORETURN void usage(void)
-{
-	fputs("Usage: truth [--truth <file>]\n"
-	      "\n"
-	      "Allocate a fixed, known pattern from named functions, then "
-	      "print\n"
-	      "what a heap profile of this run must show per function, on\n"
-	      "stderr and (with --truth) in <file>: lines\n"
-	      "  pid function alloc_objects alloc_space inuse_objects "
-	      "inuse_space\n"
-	      "plus '#size pid function size allocations live' lines in "
-	      "<file>.\n"
-	      "Inuse values are those at exit, when the agent writes its "
-	      "profile.\n"
-	      "\n"
-	      "Options:\n"
-	      "     --truth <file>   also write the truth to <file>\n"
-	      " -h, --help           display this help\n"
-	      "\n"
-	      "See examples/README.md.\n",
-	      stdout);
-	exit(0);
-}
+static const char help[] =
+	"Usage: truth [--truth <file>]\n"
+	"\n"
+	"Allocate a fixed, known pattern from named functions, then "
+	"print\n"
+	"what a heap profile of this run must show per function, on\n"
+	"stderr and (with --truth) in <file>: lines\n"
+	"  pid function alloc_objects alloc_space inuse_objects "
+	"inuse_space\n"
+	"plus '#size pid function size allocations live' lines in "
+	"<file>.\n"
+	"Inuse values are those at exit, when the agent writes its "
+	"profile.\n"
+	"\n"
+	"Options:\n"
+	"     --truth <file>   also write the truth to <file>\n"
+	" -h, --help           display this help\n"
+	"\n"
+	"See examples/README.md.\n";
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"truth", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *truth = NULL;
-	int c;
+	const char *truth = ex_options("truth", help, argc, argv, NULL, 0);
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			truth = optarg;
-			break;
-		case 'h':
-			usage();
-		default:
-			ex_try_help("truth");
-		}
-	}
-	ex_no_operands("truth", argc, argv);
 	if (ex_truth_start("truth", truth) != 0)
 		return 2;
 
