@@ -13,17 +13,14 @@ fails "no such process" "^palloc-smaps: no such process '2147483647'\$" \
 
 # A PID that has exited but is still in /proc (a zombie: its mm is gone, as
 # for a process that exits while being read; the kernel answers ESRCH).
-sh -c 'sleep 0.2 & exec sleep 10' &
-parent=$!
-sleep 1
-zombie=$(cat /proc/$parent/task/$parent/children 2>/dev/null | tr -d ' ')
-if [ -n "$zombie" ] && grep -q '^State:.*Z' /proc/$zombie/status; then
+zombie_start
+if [ -n "$zombie" ]; then
 	fails "exited process" "^palloc-smaps: cannot read process '$zombie': it exited" \
 		palloc-smaps --json "$zombie"
 else
 	skip "no zombie to read"; skip "no zombie"; skip "no zombie"
 fi
-kill $parent 2>/dev/null
+zombie_stop
 
 # Processes that exit while they are read, for real: 100 short-lived ones,
 # each read as it ends. Every run is either a whole JSON object (exit 0) or
@@ -34,7 +31,7 @@ race_ok() {
 		sh -c 'x=1' &
 		palloc-smaps --json --maps $! >race.out 2>race.err
 		_rc=$?
-		if [ $_rc -eq 0 ] && jq -e .processes[0].pid race.out >/dev/null
+		if [ $_rc -eq 0 ] && jqe .processes[0].pid race.out
 		then
 			_good=$((_good + 1))
 		elif [ $_rc -eq 2 ] && [ ! -s race.out ] &&

@@ -43,17 +43,14 @@ fails "no memory controller" \
 
 # A process that has exited (a zombie: its /proc/PID/cgroup names the
 # root cgroup, which must not be reported as its cgroup).
-sh -c 'sleep 0.2 & exec sleep 10' &
-parent=$!
-sleep 1
-zombie=$(cat /proc/$parent/task/$parent/children 2>/dev/null | tr -d ' ')
-if [ -n "$zombie" ] && grep -q '^State:.*Z' /proc/$zombie/status; then
+zombie_start
+if [ -n "$zombie" ]; then
 	fails "exited process" "^palloc-cgroup: process '$zombie' has exited\$" \
 		palloc-cgroup --json "$zombie"
 else
 	skip "no zombie to read"; skip "no zombie"; skip "no zombie"
 fi
-kill $parent 2>/dev/null
+zombie_stop
 
 # --watch on a process that exits stops with 0; on a missing one, exit 2.
 fails "--watch on no such process" "no such process" \

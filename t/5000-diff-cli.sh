@@ -5,7 +5,6 @@
 . "$top_srcdir/t/lib.sh"
 need jq palloc-diff diff-mkprof
 plan 31
-jqe() { jq -e "$@" >/dev/null; }
 
 # BASE and NEW: one program, loaded at other addresses, built twice (other
 # build ids); leak() grew by 2 MiB, shrink() went down by 4096, steady()
@@ -71,9 +70,9 @@ check "JSON rows" jqe '[.functions[] | [.function, .flat_bytes, .cum_bytes]]
 
 # 10-11: --sample-index by name and by number, and a bad one
 palloc-diff --json --sample-index=alloc_objects base.pb.gz new.pb.gz >o.json &&
-	jq -e '.unit == "count" and .growth_count == 9 and
+	jqe '.unit == "count" and .growth_count == 9 and
 		.functions[0].function == "leak" and
-		.functions[0].flat_count == 10' o.json >/dev/null &&
+		.functions[0].flat_count == 10' o.json &&
 	palloc-diff --json -s 0 base.pb.gz new.pb.gz >o0.json &&
 	cmp -s o.json o0.json &&
 	ok "--sample-index by name and number" ||
@@ -111,12 +110,12 @@ palloc-diff base.pb.gz base.pb.gz >self.out 2>self.err &&
 	[ ! -s self.err ] && [ "$(wc -l <self.out)" -eq 3 ] &&
 	ok "self diff: empty table, exit 0" || not_ok "self diff: empty table, exit 0"
 palloc-diff --json -f 0 new.pb.gz new.pb.gz >self.json &&
-	jq -e '.functions == [] and .growth_bytes == 0 and
-		.growth_limit_exceeded == false' self.json >/dev/null &&
+	jqe '.functions == [] and .growth_bytes == 0 and
+		.growth_limit_exceeded == false' self.json &&
 	ok "self diff passes a zero gate" || not_ok "self diff passes a zero gate"
 palloc-diff -o self.pb.gz base.pb.gz base.pb.gz && [ -s self.pb.gz ] &&
 	palloc-diff --json self.pb.gz self.pb.gz >ss.json &&
-	jq -e '.new_stack_count == 0' ss.json >/dev/null &&
+	jqe '.new_stack_count == 0' ss.json &&
 	ok "self diff -o: a profile without samples" ||
 	not_ok "self diff -o: a profile without samples"
 
@@ -124,8 +123,8 @@ palloc-diff -o self.pb.gz base.pb.gz base.pb.gz && [ -s self.pb.gz ] &&
 # of the difference with nothing is itself.
 palloc-diff -o d.pb.gz base.pb.gz new.pb.gz &&
 	palloc-diff --json self.pb.gz d.pb.gz >dd.json &&
-	jq -e '.growth_bytes == 2093056 and .functions[0].flat_bytes == 2097152' \
-		dd.json >/dev/null && ok "-o writes the difference" ||
+	jqe '.growth_bytes == 2093056 and .functions[0].flat_bytes == 2097152' \
+		dd.json && ok "-o writes the difference" ||
 	not_ok "-o writes the difference"
 palloc-diff -o - base.pb.gz new.pb.gz >stdout.pb.gz &&
 	cmp -s stdout.pb.gz d.pb.gz && ok "-o - writes to stdout" ||
@@ -172,13 +171,13 @@ types inuse_space/bytes alloc_space/kilobytes
 sample 300 1 ; 0x1000=leak@app.c:12
 P
 palloc-diff --json -s 1 base.pb.gz two.pb.gz >t.json 2>t.err &&
-	jq -e '.sample_type == "alloc_space"' t.json >/dev/null &&
+	jqe '.sample_type == "alloc_space"' t.json &&
 	grep -q "unit of 'alloc_space' differs: 'bytes' in BASE, 'kilobytes' in NEW" t.err &&
 	ok "common types in NEW's order; unit mismatch warns" ||
 	not_ok "common types in NEW's order; unit mismatch warns"
 palloc-diff --json two.pb.gz base.pb.gz >t2.json 2>/dev/null &&
-	jq -e '.sample_type == "inuse_space" and .base_bytes == 300' t2.json \
-		>/dev/null && ok "inuse_space is the default index" ||
+	jqe '.sample_type == "inuse_space" and .base_bytes == 300' t2.json &&
+	ok "inuse_space is the default index" ||
 	not_ok "inuse_space is the default index"
 
 # 30: --top N limits the rows and says so

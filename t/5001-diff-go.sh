@@ -133,7 +133,6 @@ done
 
 # The growth is what the program did: leak() 200 more objects of 1000
 # bytes (Go rounds to its 1024-byte size class), leakBig() 3 x 65536.
-jqe() { jq -e "$@" >/dev/null; }
 check "leak grew by 200 x 1024 bytes" \
 	jqe '.functions[] | select(.function == "main.leak") |
 		.flat_bytes == 204800' diff.inuse_space.json
@@ -146,8 +145,8 @@ check "steady shrank by 20 x 4096 bytes" \
 
 # A profile diffed with itself is empty and exits 0.
 palloc-diff --json new.pb.gz new.pb.gz >self.json 2>self.err &&
-	jq -e '.growth_bytes == 0 and .changed_stack_count == 0 and
-		.function_count == 0 and .functions == []' self.json >/dev/null &&
+	jqe '.growth_bytes == 0 and .changed_stack_count == 0 and
+		.function_count == 0 and .functions == []' self.json &&
 	[ ! -s self.err ] &&
 	ok "a Go profile diffed with itself is empty, exit 0" ||
 	not_ok "a Go profile diffed with itself is empty, exit 0"

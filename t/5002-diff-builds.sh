@@ -53,7 +53,6 @@ C
 cc -g -O0 -fno-omit-frame-pointer -DEXTRA=0 -o prog-O0 prog.c &&
 	cc -g -O2 -DEXTRA=5 -o prog-O2 prog.c || skip_all "cannot compile"
 plan 9
-jqe() { jq -e "$@" >/dev/null; }
 
 palloc-run -q -r 1 -o base.pb.gz ./prog-O0 2>run0.err &&
 	palloc-run -q -r 1 -o new.pb.gz ./prog-O2 2>run2.err &&
@@ -72,8 +71,8 @@ check "main's cumulative change is grow's" jqe '
 	.functions[] | select(.function == "main") | .cum_bytes == 250000' d.json
 palloc-diff --json --top=0 --sample-index=alloc_objects base.pb.gz \
 	new.pb.gz >o.json 2>/dev/null &&
-	jq -e '[.functions[] | select(.flat_count != 0) |
-		[.function, .flat_count]] == [["grow", 5]]' o.json >/dev/null &&
+	jqe '[.functions[] | select(.flat_count != 0) |
+		[.function, .flat_count]] == [["grow", 5]]' o.json &&
 	ok "alloc_objects: grow +5, scratch and the rest unchanged" ||
 	not_ok "alloc_objects: grow +5, scratch and the rest unchanged"
 expect_fail 1 palloc-diff --fail-on-growth 200000 base.pb.gz new.pb.gz \

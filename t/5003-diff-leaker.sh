@@ -13,7 +13,6 @@ wait_s=${DIFF_LEAK_SECONDS:-2}
 # About 3 MiB between two profiles whatever the wait: more than the gate.
 rate=$((3145728 / wait_s))
 plan 12
-jqe() { jq -e "$@" >/dev/null; }
 
 # check_pair LABEL T0 T1: the five checks on one pair of profiles.
 check_pair() {

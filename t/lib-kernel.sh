@@ -2,9 +2,6 @@
 # t/lib-kernel.sh: helpers the smaps and cgroup tests (t/1*, t/2*) share.
 # Source after t/lib.sh.
 
-# jqe ARGS...: jq -e, quiet (the result is the exit status).
-jqe() { jq -e "$@" >/dev/null; }
-
 # fails NAME PATTERN CMD...: three tests: CMD exits 2, prints nothing on
 # stdout and exactly one stderr line matching PATTERN (an ERE).
 fails() {
@@ -30,6 +27,22 @@ usage_fails() {
 	[ "$_rc" -eq 2 ] && [ ! -s out ] && [ "$(wc -l <err)" -eq 2 ] &&
 		grep -q "^Try '$1 --help' for more information.\$" err
 }
+
+# zombie_start: a process that has exited and is not reaped yet, as one
+# that exits while being read: sets $zombie (empty when none could be
+# made: the caller skips) and $zombie_parent, which zombie_stop kills.
+zombie_start() {
+	sh -c 'sleep 0.2 & exec sleep 10' &
+	zombie_parent=$!
+	sleep 1
+	zombie=$(cat /proc/$zombie_parent/task/$zombie_parent/children \
+		2>/dev/null | tr -d ' ')
+	if [ -n "$zombie" ] && grep -q '^State:.*Z' /proc/$zombie/status; then
+		return 0
+	fi
+	zombie=
+}
+zombie_stop() { kill $zombie_parent 2>/dev/null; }
 
 # wait_ready FILE: wait (up to 5 s) for a helper to print "ready" in FILE.
 wait_ready() {

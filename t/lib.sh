@@ -88,6 +88,10 @@ need_pprof() {
 	command -v go >/dev/null 2>&1 || skip_all "go (golang-go) not installed"
 }
 
+# jqe ARGS...: jq -e, quiet: the exit status is the verdict (1 for false
+# or null, 5 for a jq error, 2 for a missing file).
+jqe() { jq -e "$@" >/dev/null; }
+
 # timeout_run SECONDS CMD...: run CMD, killed if it outlives SECONDS.
 timeout_run() { timeout -k 5 "$@"; }
 
