@@ -1,0 +1,79 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# STYLE.md sections 4 and 12: every C file under libcore/, cmd/, examples/
+# and t/ is as the committed .clang-format (clang-format 14) writes it, and
+# cppcheck finds nothing. Files not clean yet are listed in PENDING_*
+# below: left out of the verdict and named in a diag line, to be fixed by
+# their authors and then removed from the lists.
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
+
+# Not clean when the test was written (their authors were still at work).
+PENDING_FORMAT="libcore/pprof.h t/helper/live-closefds.c"
+PENDING_CPPCHECK="t/unit/stacktab.c t/helper/alloc-misc.c"
+
+have_format= have_cppcheck=
+if command -v clang-format >/dev/null 2>&1; then
+	# Other versions format some constructs differently: only the
+	# version the .clang-format was written for is a verdict.
+	fmt_version=$(clang-format --version |
+		sed -n 's/.*clang-format version \([0-9]*\)\..*/\1/p')
+	[ "$fmt_version" = 14 ] && have_format=1
+fi
+command -v cppcheck >/dev/null 2>&1 && have_cppcheck=1
+[ -n "$have_format$have_cppcheck" ] ||
+	skip_all "neither clang-format 14 nor cppcheck installed"
+plan 2
+
+# in_list WORD LIST: WORD is one of the words of LIST.
+in_list() { case " $2 " in *" $1 "*) return 0 ;; esac; return 1; }
+
+cd "$top_srcdir" || exit 99
+find libcore cmd examples t -name '*.[ch]' ! -name '*.pb-c.[ch]' |
+	LC_ALL=C sort >"$T/c-files" || exit 99
+
+if [ -n "$have_format" ]; then
+	: >"$T/format.out"
+	checked=0
+	pending=
+	while read -r f; do
+		if in_list "$f" "$PENDING_FORMAT"; then
+			clang-format --dry-run --Werror --style=file "$f" \
+				>/dev/null 2>&1 || pending="$pending $f"
+			continue
+		fi
+		checked=$((checked + 1))
+		clang-format --dry-run --Werror --style=file "$f" \
+			>>"$T/format.out" 2>&1
+	done <"$T/c-files"
+	if [ -s "$T/format.out" ]; then
+		not_ok "clang-format: $checked files as .clang-format writes them"
+		grep -E '(warning|error):' "$T/format.out" | cut -d: -f1 | sort -u |
+			sed 's/^/# not formatted: /'
+		diag "fix with: clang-format -i FILE (clang-format 14)"
+	else
+		ok "clang-format: $checked files as .clang-format writes them"
+	fi
+	[ -n "$pending" ] && diag "clang-format, pending:$pending"
+else
+	skip "clang-format 14 not installed (Debian: clang-format-14)"
+fi
+
+if [ -n "$have_cppcheck" ]; then
+	set --
+	for f in $PENDING_CPPCHECK; do
+		[ -f "$f" ] && set -- "$@" -i "$f"
+	done
+	if cppcheck --error-exitcode=1 --enable=warning,performance,portability \
+		--inline-suppr -q --suppress=missingIncludeSystem \
+		-I libcore -I t/unit -I t/helper "$@" \
+		libcore cmd examples t/unit t/helper >"$T/cppcheck.out" 2>&1; then
+		ok "cppcheck: no finding in libcore cmd examples t/unit t/helper"
+	else
+		not_ok "cppcheck: findings in libcore cmd examples t/unit t/helper"
+		sed 's/^/# /' "$T/cppcheck.out"
+	fi
+	[ -n "$PENDING_CPPCHECK" ] && diag "cppcheck, pending: $PENDING_CPPCHECK"
+else
+	skip "cppcheck not installed"
+fi
+done_testing
