@@ -13,14 +13,8 @@ fails "no such process" "^palloc-smaps: no such process '2147483647'\$" \
 
 # A PID that has exited but is still in /proc (a zombie: its mm is gone, as
 # for a process that exits while being read; the kernel answers ESRCH).
-zombie_start
-if [ -n "$zombie" ]; then
-	fails "exited process" "^palloc-smaps: cannot read process '$zombie': it exited" \
-		palloc-smaps --json "$zombie"
-else
-	skip "no zombie to read"; skip "no zombie"; skip "no zombie"
-fi
-zombie_stop
+fails_exited "exited process" "^palloc-smaps: cannot read process '%s': it exited" \
+	palloc-smaps --json
 
 # Processes that exit while they are read, for real: 100 short-lived ones,
 # each read as it ends. Every run is either a whole JSON object (exit 0) or

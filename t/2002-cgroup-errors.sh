@@ -43,14 +43,8 @@ fails "no memory controller" \
 
 # A process that has exited (a zombie: its /proc/PID/cgroup names the
 # root cgroup, which must not be reported as its cgroup).
-zombie_start
-if [ -n "$zombie" ]; then
-	fails "exited process" "^palloc-cgroup: process '$zombie' has exited\$" \
-		palloc-cgroup --json "$zombie"
-else
-	skip "no zombie to read"; skip "no zombie"; skip "no zombie"
-fi
-zombie_stop
+fails_exited "exited process" "^palloc-cgroup: process '%s' has exited\$" \
+	palloc-cgroup --json
 
 # --watch on a process that exits stops with 0; on a missing one, exit 2.
 fails "--watch on no such process" "no such process" \

@@ -28,21 +28,26 @@ usage_fails() {
 		grep -q "^Try '$1 --help' for more information.\$" err
 }
 
-# zombie_start: a process that has exited and is not reaped yet, as one
-# that exits while being read: sets $zombie (empty when none could be
-# made: the caller skips) and $zombie_parent, which zombie_stop kills.
-zombie_start() {
+# fails_exited NAME PATTERN CMD...: fails NAME PATTERN "CMD PID", PID a
+# process that has exited and is not reaped yet (as one that exits while
+# it is read); %s in PATTERN stands for PID. Three skips when no such
+# process could be made.
+fails_exited() {
+	_fmt=$2
 	sh -c 'sleep 0.2 & exec sleep 10' &
-	zombie_parent=$!
+	_parent=$!
 	sleep 1
-	zombie=$(cat /proc/$zombie_parent/task/$zombie_parent/children \
-		2>/dev/null | tr -d ' ')
-	if [ -n "$zombie" ] && grep -q '^State:.*Z' /proc/$zombie/status; then
-		return 0
+	_zombie=$(cat /proc/$_parent/task/$_parent/children 2>/dev/null |
+		tr -d ' ')
+	if [ -n "$_zombie" ] && grep -q '^State:.*Z' /proc/$_zombie/status; then
+		_name=$1
+		shift 2
+		fails "$_name" "$(printf "$_fmt" "$_zombie")" "$@" "$_zombie"
+	else
+		skip "no zombie to read"; skip "no zombie"; skip "no zombie"
 	fi
-	zombie=
+	kill $_parent 2>/dev/null
 }
-zombie_stop() { kill $zombie_parent 2>/dev/null; }
 
 # wait_ready FILE: wait (up to 5 s) for a helper to print "ready" in FILE.
 wait_ready() {
