@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Profile difference: NEW minus BASE, stacks matched by symbolized frames. */
 #include "diff.h"
+#include "hash.h"
 
 #include "msg.h"
 #include "report.h"
@@ -60,32 +61,9 @@ struct diff_state {
 	size_t cap_tmp;
 };
 
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *c = p;
-
-	/* FNV-1a: simple and good enough for interning keys. */
-	for (size_t i = 0; i < n; i++) {
-		h ^= c[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 static uint64_t hash_str(uint64_t h, const char *s)
 {
-	return hash_bytes(h, s, strlen(s) + 1);
-}
-
-static uint64_t hash_mix(uint64_t h)
-{
-	/* splitmix64's finalizer spreads FNV's low bits over the word. */
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebULL;
-	h ^= h >> 31;
-	return h;
+	return hash_fnv1a(h, s, strlen(s) + 1);
 }
 
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -161,8 +139,8 @@ static int intern_frame(struct diff_state *st, struct frame *f, uint32_t *id)
 	struct table *t = &st->frame_tab;
 	size_t i;
 
-	f->hash = hash_bytes(0xcbf29ce484222325ULL, &f->line, sizeof(f->line));
-	f->hash = hash_bytes(f->hash, &f->addr, sizeof(f->addr));
+	f->hash = hash_fnv1a(HASH_FNV1A_INIT, &f->line, sizeof(f->line));
+	f->hash = hash_fnv1a(f->hash, &f->addr, sizeof(f->addr));
 	f->hash = hash_str(hash_str(f->hash, f->name), f->file);
 	f->hash = hash_mix(f->hash ^ f->symbolized);
 	for (i = f->hash & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
@@ -311,8 +289,8 @@ static int intern_stack(struct diff_state *st, size_t len, int which,
 			size_t sample, size_t *out)
 {
 	struct table *t = &st->stack_tab;
-	uint64_t h = hash_mix(hash_bytes(0xcbf29ce484222325ULL, st->tmp,
-					 len * sizeof(uint32_t)));
+	uint64_t h = hash_mix(
+		hash_fnv1a(HASH_FNV1A_INIT, st->tmp, len * sizeof(uint32_t)));
 	struct stack *s;
 	size_t i;
 

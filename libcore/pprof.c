@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The pprof profile model: dense ids, interned strings, allocator hooks. */
 #include "pprof_int.h"
+#include "hash.h"
 #include "msg.h"
 
 /* The one "" every unset string points to; it needs no storage. */
@@ -180,14 +181,7 @@ static bool str_eq(const struct pprof_profile *p PALLOC_UNUSED, uint64_t val,
 /* FNV-1a, then mixed: strings are short and this is not on a hot path. */
 static uint64_t str_hash(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
-	}
-	return pprof_int_mix(h) | 1;
+	return pprof_int_mix(hash_fnv1a(HASH_FNV1A_INIT, s, len)) | 1;
 }
 
 const char *pprof_int_intern_len(struct pprof_profile *p, const char *s,
