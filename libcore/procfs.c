@@ -13,10 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const struct {
+/* A kernel field ("Rss", "VmPeak") and its JSON key with the unit. */
+struct field_name {
 	const char *kernel;
 	const char *json;
-} fields[PROCFS_NFIELDS] = {
+};
+
+static const struct field_name fields[PROCFS_NFIELDS] = {
 	[PROCFS_RSS] = {"Rss", "rss_bytes"},
 	[PROCFS_PSS] = {"Pss", "pss_bytes"},
 	[PROCFS_PSS_DIRTY] = {"Pss_Dirty", "pss_dirty_bytes"},
@@ -53,10 +56,7 @@ static const char *const ignored_fields[] = {
 	"MMUPageSize",
 };
 
-static const struct {
-	const char *kernel;
-	const char *json;
-} status_fields[PROCFS_ST_NFIELDS] = {
+static const struct field_name status_fields[PROCFS_ST_NFIELDS] = {
 	[PROCFS_ST_VM_PEAK] = {"VmPeak", "vm_peak_bytes"},
 	[PROCFS_ST_VM_SIZE] = {"VmSize", "vm_size_bytes"},
 	[PROCFS_ST_VM_HWM] = {"VmHWM", "vm_hwm_bytes"},
