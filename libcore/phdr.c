@@ -159,3 +159,182 @@ int phdr_object_text(uintptr_t addr, uintptr_t *start, uintptr_t *limit)
 	*limit = f.limit;
 	return 0;
 }
+
+/* ---- where the loader resolves a symbol ---- */
+
+/* An object's dynamic symbol table, as the loader left it in memory. */
+struct dynsyms {
+	const ElfW(Sym) *sym;
+	const char *str;
+	size_t strsz;
+	const uint32_t *gnu_hash; /* DT_GNU_HASH, or NULL */
+	const uint32_t *hash;     /* DT_HASH (SysV), or NULL */
+	const ElfW(Half) *versym; /* DT_VERSYM, or NULL */
+};
+
+/*
+ * glibc relocates the d_ptr entries of a writable dynamic section in
+ * place (elf_get_dynamic_info), but not those of a read-only one (the
+ * vdso), and other loaders never do: an address below the load base is
+ * still relative.
+ */
+static const void *dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) p)
+{
+	return (const void *)(p < info->dlpi_addr ? p + info->dlpi_addr : p);
+}
+
+static bool dynsyms_read(const struct dl_phdr_info *info, struct dynsyms *d)
+{
+	const ElfW(Dyn) *dyn = NULL;
+
+	memset(d, 0, sizeof(*d));
+	for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr +
+						  info->dlpi_phdr[i].p_vaddr);
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		switch (dyn->d_tag) {
+		case DT_SYMTAB:
+			d->sym = dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			d->str = dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_STRSZ:
+			d->strsz = dyn->d_un.d_val;
+			break;
+		case DT_GNU_HASH:
+			d->gnu_hash = dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_HASH:
+			d->hash = dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_VERSYM:
+			d->versym = dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		}
+	}
+	return d->sym && d->str && (d->gnu_hash || d->hash);
+}
+
+/* Does symbol index i of d define name (see phdr_first_definition)? */
+static bool defines(const struct dynsyms *d, uint32_t i, const char *name)
+{
+	const ElfW(Sym) *s = &d->sym[i];
+	unsigned type = ELF64_ST_TYPE(s->st_info);
+	unsigned bind = ELF64_ST_BIND(s->st_info);
+
+	if (s->st_shndx == SHN_UNDEF || s->st_name >= d->strsz ||
+	    strcmp(d->str + s->st_name, name) != 0)
+		return false;
+	if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+		return false;
+	if (bind != STB_GLOBAL && bind != STB_WEAK)
+		return false;
+	/* a hidden version (foo@OLD) serves old binaries only */
+	return !(d->versym && (d->versym[i] & 0x8000));
+}
+
+static uint32_t gnu_hash(const char *s)
+{
+	uint32_t h = 5381;
+
+	for (; *s; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
+static uint32_t sysv_hash(const char *s)
+{
+	uint32_t h = 0, g;
+
+	for (; *s; s++) {
+		h = (h << 4) + (unsigned char)*s;
+		g = h & 0xf0000000u;
+		if (g)
+			h ^= g >> 24;
+		h &= ~g;
+	}
+	return h;
+}
+
+/* The index of name's definition in d, or 0 (STN_UNDEF) for none. */
+static uint32_t dynsyms_lookup(const struct dynsyms *d, const char *name)
+{
+	if (d->gnu_hash) {
+		/* nbuckets, symoffset, bloom words, bloom shift, then the
+		 * bloom filter (address-sized words), buckets and chains */
+		uint32_t nbuckets = d->gnu_hash[0], symoffset = d->gnu_hash[1];
+		uint32_t nbloom = d->gnu_hash[2];
+		const uint32_t *buckets =
+			(const uint32_t *)((const ElfW(Addr) *)(d->gnu_hash +
+								4) +
+					   nbloom);
+		const uint32_t *chain = buckets + nbuckets;
+		uint32_t h = gnu_hash(name), i;
+
+		if (nbuckets == 0)
+			return 0;
+		i = buckets[h % nbuckets];
+		if (i < symoffset)
+			return 0;
+		for (;; i++) {
+			uint32_t h2 = chain[i - symoffset];
+
+			if ((h | 1) == (h2 | 1) && defines(d, i, name))
+				return i;
+			if (h2 & 1)
+				return 0;
+		}
+	}
+	/* SysV: nbucket, nchain, buckets, chains */
+	uint32_t nbucket = d->hash[0], nchain = d->hash[1];
+	const uint32_t *bucket = d->hash + 2, *chain = bucket + nbucket;
+
+	if (nbucket == 0)
+		return 0;
+	for (uint32_t i = bucket[sysv_hash(name) % nbucket], n = 0;
+	     i && i < nchain && n < nchain; i = chain[i], n++)
+		if (defines(d, i, name))
+			return i;
+	return 0;
+}
+
+struct first_def {
+	const char *name;
+	struct phdr_definition *def;
+	bool found;
+};
+
+static int first_def_visit(struct dl_phdr_info *info,
+			   size_t size PALLOC_UNUSED, void *data)
+{
+	struct first_def *f = data;
+	struct dynsyms d;
+	uint32_t i;
+	size_t n;
+
+	if (!dynsyms_read(info, &d))
+		return 0;
+	i = dynsyms_lookup(&d, f->name);
+	if (!i)
+		return 0;
+	f->def->addr = info->dlpi_addr + d.sym[i].st_value;
+	/* the first object (empty name) is the main program */
+	f->def->is_main = !info->dlpi_name || !info->dlpi_name[0];
+	n = f->def->is_main ? 0 : strlen(info->dlpi_name);
+	if (n >= sizeof(f->def->path))
+		n = sizeof(f->def->path) - 1;
+	memcpy(f->def->path, f->def->is_main ? "" : info->dlpi_name, n);
+	f->def->path[n] = '\0';
+	f->found = true;
+	return 1;
+}
+
+int phdr_first_definition(const char *name, struct phdr_definition *def)
+{
+	struct first_def f = {.name = name, .def = def};
+
+	dl_iterate_phdr(first_def_visit, &f);
+	return f.found ? 0 : -1;
+}

@@ -43,6 +43,35 @@ int phdr_foreach(int (*fn)(const struct phdr_segment *seg, void *arg),
  */
 int phdr_object_text(uintptr_t addr, uintptr_t *start, uintptr_t *limit);
 
+/*
+ * Where the loader resolves a symbol: the first loaded object, in the
+ * order of dl_iterate_phdr(3) (glibc: the main executable, then the
+ * LD_PRELOAD entries, then the dependencies breadth first, then objects
+ * dlopened later; for the objects loaded at start this is the global
+ * symbol search order), whose dynamic symbol table DEFINES name: an
+ * entry with st_shndx != SHN_UNDEF, a function or ifunc, global or weak,
+ * not a hidden version. An undefined entry with a non-zero value, as a
+ * non-PIE executable carries for a function whose address it takes (the
+ * "canonical PLT entry", which dlsym(RTLD_DEFAULT, name) returns), does
+ * not count. The symbol tables are read from memory through each
+ * object's PT_DYNAMIC (DT_SYMTAB, DT_STRTAB, DT_GNU_HASH or DT_HASH).
+ * A definition only in an executable's .symtab (not exported) is not
+ * visible there and is not found.
+ */
+struct phdr_definition {
+	uintptr_t addr; /* address of the definition */
+	bool is_main;   /* defined by the main executable */
+	/* the object's path, "" for the main executable; truncated */
+	char path[256];
+};
+
+/*
+ * Fill *def with the first definition of name (see above). Returns 0,
+ * or -1 when no loaded object defines it. No allocation; thread-safe
+ * (the loader lock is held during the walk).
+ */
+int phdr_first_definition(const char *name, struct phdr_definition *def);
+
 /* Hex-encode the GNU build id found in a PT_NOTE segment's bytes
  * (note[0..len)) into hex[PHDR_BUILD_ID_HEX]; "" when there is none.
  * Returns true when one was found. Exposed for the unit test. */

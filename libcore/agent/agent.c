@@ -1019,6 +1019,27 @@ __attribute__((destructor(101))) static void agent_fini(void)
 	exit_dump();
 }
 
+/* Say so when the program's malloc calls do not reach the agent. */
+static void warn_malloc_definer(void)
+{
+	struct phdr_definition def;
+
+	switch (agent_malloc_definer(&def)) {
+	case 1:
+		fmt_warn("the program '%s' defines malloc itself (an allocator "
+			 "linked in statically): its allocations will not be "
+			 "seen",
+			 program_invocation_short_name);
+		break;
+	case 2:
+		fmt_warn("another library defining malloc is preloaded before "
+			 "the agent ('%s'): allocations will not be seen; put "
+			 "libpalloc.so first in LD_PRELOAD",
+			 def.path);
+		break;
+	}
+}
+
 __attribute__((constructor(101))) static void agent_init(void)
 {
 	uint64_t ac, fc, ab, re, ns;
@@ -1038,10 +1059,7 @@ __attribute__((constructor(101))) static void agent_init(void)
 		return;
 	}
 	read_config();
-	if (!agent_hooks_active())
-		fmt_warn("another library defining malloc is preloaded before "
-			 "the agent: allocations will not be seen; put "
-			 "libpalloc.so first in LD_PRELOAD");
+	warn_malloc_definer();
 	arena_fill_allocator(&agent_arena, &agent_alloc_hooks);
 	stacktab_init(&agent_tab, &agent_alloc_hooks, 65536);
 	if (!agent_cfg.follow_children)

@@ -6,6 +6,7 @@
 
 #include "agent.h"
 #include "arena.h"
+#include "phdr.h"
 #include "stacktab.h"
 #include "unwind.h"
 
@@ -105,9 +106,14 @@ extern int64_t agent_exact_peak;
 /* Resolve the real allocator functions (idempotent; _exit(127) with a
  * message when malloc/free/calloc/realloc have no next definition). */
 void agent_resolve_real(void);
-/* Is the agent's malloc the one the program calls? (false when another
- * library defining malloc was preloaded before the agent) */
-bool agent_hooks_active(void);
+/*
+ * Is the agent's malloc the one the program calls? 0: yes (or no object
+ * defines malloc in its dynamic symbol table); 1: no, the main executable
+ * defines and exports malloc itself (an allocator linked in statically);
+ * 2: no, the library def->path, loaded before the agent (preloaded
+ * first), defines it. *def says where the definition is.
+ */
+int agent_malloc_definer(struct phdr_definition *def);
 /* The real free, for memory that came from the real allocator. */
 void agent_real_free(void *p);
 /* Sum the counters of every registered thread plus the exited ones. */

@@ -324,11 +324,20 @@ static void *stub_realloc(void *p, size_t n)
 	return q;
 }
 
-bool agent_hooks_active(void)
+/*
+ * Not dlsym(RTLD_DEFAULT, "malloc"): for a non-PIE executable that takes
+ * malloc's address (Debian's python3), that is the executable's canonical
+ * PLT entry, an undefined symbol with a value, whose calls do reach the
+ * agent. What decides is the first object in the search order that
+ * defines malloc (phdr_first_definition).
+ */
+int agent_malloc_definer(struct phdr_definition *def)
 {
-	void *f = dlsym(RTLD_DEFAULT, "malloc");
-
-	return f && is_self(f);
+	if (phdr_first_definition("malloc", def) < 0)
+		return 0;
+	if (is_self((void *)def->addr))
+		return 0;
+	return def->is_main ? 1 : 2;
 }
 
 void agent_real_free(void *p)
