@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "allocinfo.h"
+#include "cli.h"
 #include "json.h"
 #include "msg.h"
 #include "num.h"
@@ -315,14 +316,8 @@ int main(int argc, char **argv)
 			usage();
 		case 'V':
 			msg_version();
-		case ':':
-			msg_usage(2, "option '%s' requires an argument",
-				  argv[optind - 1]);
 		default:
-			if (optopt)
-				msg_usage(2, "invalid option -- '%c'", optopt);
-			msg_usage(2, "unrecognized option '%s'",
-				  argv[optind - 1]);
+			cli_bad_option(2, c, argv, longopts);
 		}
 	}
 	if (argc - optind > 1)
