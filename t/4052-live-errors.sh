@@ -58,6 +58,14 @@ rm -f "$stale"
 # An agent that stops answering: the process is stopped (SIGSTOP), so the
 # connection is accepted by the kernel and nothing more comes.
 kill -STOP $pid
+# Wait until every thread, the agent's included, is in the stopped state.
+stopped() {
+	for st in /proc/$pid/task/*/stat; do
+		[ "$(sed 's/.*) //' "$st" | cut -d' ' -f1)" = T ] || return 1
+	done
+}
+i=0
+until stopped || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
 expect_fail 2 palloc-dump --timeout 1 $pid -o none.pb.gz 2>err
 check "stopped agent: exit 2" test $? -eq 0
 check "stopped agent: one line" one_line err \
