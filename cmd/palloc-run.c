@@ -420,34 +420,60 @@ static int profile_total(const struct pprof_profile *p, const char *type,
 }
 
 /*
- * The summary line: "wrote PATH: alloc 1.2 MiB in 345 objects, inuse ...,
- * top inuse: FUNCTION" (top alloc when nothing is in use at the end).
+ * A run may write many profiles (a build, git, a shell script: one per
+ * process). Up to SUMMARY_MAX get a line each; beyond that the lines of
+ * the SUMMARY_MAX with the most bytes allocated are printed (in path
+ * order, like the others) and one line totals the rest. Every profile is
+ * symbolized either way.
  */
-static int print_summary(const struct pprof_profile *p, const char *shown)
-{
-	int64_t ao = 0, as = 0, io = 0, is = 0;
-	char *top = NULL, a[32], b[32];
-	const char *kind = "inuse";
+#define SUMMARY_MAX 10
 
-	if (profile_total(p, "alloc_objects", &ao, NULL) < 0 ||
-	    profile_total(p, "alloc_space", &as, NULL) < 0 ||
-	    profile_total(p, "inuse_objects", &io, NULL) < 0 ||
-	    profile_total(p, "inuse_space", &is, &top) < 0)
+/* One profile's summary, kept until all are read. */
+struct summary {
+	const char *shown; /* the path as shown */
+	int64_t alloc_objects, alloc_space, inuse_objects, inuse_space;
+	char *top;	  /* function holding the most, "" for none */
+	const char *kind; /* "inuse", or "alloc" when nothing is in use */
+	size_t order;	  /* rank in path order */
+};
+
+/*
+ * Fill sm from p: totals, and the top inuse function (top alloc when
+ * nothing is in use at the end). Returns 0, or -1 with msg_set().
+ */
+static int summarize(const struct pprof_profile *p, struct summary *sm)
+{
+	sm->kind = "inuse";
+	if (profile_total(p, "alloc_objects", &sm->alloc_objects, NULL) < 0 ||
+	    profile_total(p, "alloc_space", &sm->alloc_space, NULL) < 0 ||
+	    profile_total(p, "inuse_objects", &sm->inuse_objects, NULL) < 0 ||
+	    profile_total(p, "inuse_space", &sm->inuse_space, &sm->top) < 0)
 		return -1;
-	if (!*top) {
-		free(top);
-		kind = "alloc";
-		if (profile_total(p, "alloc_space", &as, &top) < 0)
+	if (!*sm->top) {
+		free(sm->top);
+		sm->top = NULL;
+		sm->kind = "alloc";
+		if (profile_total(p, "alloc_space", &sm->alloc_space,
+				  &sm->top) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* "wrote PATH: alloc 1.2 MiB in 345 objects, inuse ..., top inuse: FN" */
+static void print_summary(const struct summary *sm)
+{
+	char a[32], b[32];
+
 	fprintf(stderr,
 		"%s: wrote %s: alloc %s in %lld objects, inuse %s in %lld "
 		"objects, top %s: %s\n",
-		msg_prog(), shown, human_bytes(as, a, sizeof(a)), (long long)ao,
-		human_bytes(is, b, sizeof(b)), (long long)io, kind,
-		*top ? top : "(no samples)");
-	free(top);
-	return 0;
+		msg_prog(), sm->shown,
+		human_bytes(sm->alloc_space, a, sizeof(a)),
+		(long long)sm->alloc_objects,
+		human_bytes(sm->inuse_space, b, sizeof(b)),
+		(long long)sm->inuse_objects, sm->kind,
+		*sm->top ? sm->top : "(no samples)");
 }
 
 /* A mapping the symbolizer could not use (missing file, other build id). */
@@ -458,17 +484,19 @@ static void symbols_warning(void *ctx, const char *msg)
 }
 
 /*
- * Symbolize (unless raw) and summarize one profile the run wrote.
- * Problems are warnings: the program has run, its status stands.
+ * Symbolize (unless raw) one profile the run wrote and, unless quiet,
+ * fill *sm (sm->shown is the caller's). Problems are warnings: the
+ * program has run, its status stands. Returns 0 when *sm was filled.
  */
-static void process_profile(const char *path, const char *shown, bool raw,
-			    bool quiet)
+static int process_profile(const char *path, struct summary *sm, bool raw,
+			   bool quiet)
 {
 	struct pprof_profile *p = pprof_read_file(path);
+	int ret = -1;
 
 	if (!p) {
-		msg_error_last("warning: cannot read profile '%s'", shown);
-		return;
+		msg_error_last("warning: cannot read profile '%s'", sm->shown);
+		return -1;
 	}
 	if (!raw) {
 		struct symbols_stats stats;
@@ -476,39 +504,110 @@ static void process_profile(const char *path, const char *shown, bool raw,
 		memset(&stats, 0, sizeof(stats));
 		stats.warn = quiet ? NULL : symbols_warning;
 		if (symbols_symbolize(p, "", &stats) < 0)
-			msg_error_last("warning: cannot symbolize '%s'", shown);
+			msg_error_last("warning: cannot symbolize '%s'",
+				       sm->shown);
 		else if (pprof_write_file(p, path) < 0)
-			msg_error_last("warning: cannot write '%s'", shown);
+			msg_error_last("warning: cannot write '%s'", sm->shown);
 	}
-	if (!quiet && print_summary(p, shown) < 0)
-		msg_error_last("warning: cannot summarize '%s'", shown);
+	if (!quiet) {
+		ret = summarize(p, sm);
+		if (ret < 0) {
+			free(sm->top);
+			sm->top = NULL;
+			msg_error_last("warning: cannot summarize '%s'",
+				       sm->shown);
+		}
+	}
 	pprof_free(p);
+	return ret;
+}
+
+/* Most bytes allocated first; the earlier path among equals. */
+static int by_alloc_desc(const void *a, const void *b)
+{
+	const struct summary *x = a, *y = b;
+
+	if (x->alloc_space != y->alloc_space)
+		return x->alloc_space > y->alloc_space ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int by_order(const void *a, const void *b)
+{
+	const struct summary *x = a, *y = b;
+
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Print the summaries (see SUMMARY_MAX); sms is reordered. */
+static void print_summaries(struct summary *sms, size_t n)
+{
+	struct summary rest = {.kind = "alloc"};
+	size_t shown = n;
+	char a[32], b[32];
+
+	if (n > SUMMARY_MAX) {
+		qsort(sms, n, sizeof(*sms), by_alloc_desc);
+		shown = SUMMARY_MAX;
+		qsort(sms, shown, sizeof(*sms), by_order);
+	}
+	for (size_t i = 0; i < shown; i++)
+		print_summary(&sms[i]);
+	if (shown == n)
+		return;
+	for (size_t i = shown; i < n; i++) {
+		rest.alloc_objects += sms[i].alloc_objects;
+		rest.alloc_space += sms[i].alloc_space;
+		rest.inuse_objects += sms[i].inuse_objects;
+		rest.inuse_space += sms[i].inuse_space;
+	}
+	fprintf(stderr,
+		"%s: and %zu more profiles with less allocated: alloc %s in "
+		"%lld objects, inuse %s in %lld objects\n",
+		msg_prog(), n - shown,
+		human_bytes(rest.alloc_space, a, sizeof(a)),
+		(long long)rest.alloc_objects,
+		human_bytes(rest.inuse_space, b, sizeof(b)),
+		(long long)rest.inuse_objects);
 }
 
 /*
  * Process every file matching the output pattern that was not there, the
- * same, before the run. Returns how many there were.
+ * same, before the run, then print the summaries. Returns how many
+ * profiles there were.
  */
 static size_t process_new_profiles(const char *glob_pattern,
 				   const struct snapshot *before,
 				   const char *cwd, bool raw, bool quiet)
 {
 	glob_t g;
-	size_t found = 0;
+	size_t found = 0, n = 0;
+	struct summary *sms;
 
 	memset(&g, 0, sizeof(g));
 	if (glob(glob_pattern, 0, NULL, &g) != 0)
 		return 0;
+	sms = calloc(g.gl_pathc, sizeof(*sms));
+	if (!sms && g.gl_pathc) {
+		msg_warn("cannot summarize: %s", strerror(ENOMEM));
+		quiet = true;
+	}
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		const char *f = g.gl_pathv[i];
+		struct summary sm = {.shown = display_path(f, cwd), .order = i};
 		struct stat st;
 
 		if (stat(f, &st) < 0 || !S_ISREG(st.st_mode) ||
 		    in_snapshot(before, f, &st))
 			continue;
 		found++;
-		process_profile(f, display_path(f, cwd), raw, quiet);
+		if (process_profile(f, &sm, raw, quiet) == 0)
+			sms[n++] = sm;
 	}
+	print_summaries(sms, n);
+	for (size_t i = 0; i < n; i++)
+		free(sms[i].top);
+	free(sms);
 	globfree(&g);
 	return found;
 }

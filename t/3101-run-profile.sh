@@ -140,5 +140,36 @@ else
 	skip "cc -static does not work"
 fi
 
+# Twelve processes: the ten with the most allocated get a line each, one
+# line totals the other two (n = 1, 2: 2n+1 objects of which n+1 live).
+# Lines in path order, which is not n's when the pids wrap: sorted here.
+twelve='for n in 1 2 3 4 5 6 7 8 9 10 11 12; do
+	run-workload $n 100000 || exit 1; done'
+mkdir many
+palloc-run -r 1 -o "many/p.%p.pb.gz" sh -c "$twelve" >out 2>err
+check "12 processes: 12 profiles" [ "$(ls many | wc -l)" -eq 12 ]
+sed 's|^palloc-run: wrote many/p\.[0-9]*\.pb\.gz:|palloc-run: wrote many/p.PID.pb.gz:|' \
+	err | sort >err.sorted
+sort >many.want <<EOF
+palloc-run: wrote many/p.PID.pb.gz: alloc 586.0 KiB in 7 objects, inuse 293.0 KiB in 4 objects, top inuse: keep_blocks
+palloc-run: wrote many/p.PID.pb.gz: alloc 781.3 KiB in 9 objects, inuse 390.7 KiB in 5 objects, top inuse: keep_blocks
+palloc-run: wrote many/p.PID.pb.gz: alloc 976.6 KiB in 11 objects, inuse 488.3 KiB in 6 objects, top inuse: keep_blocks
+palloc-run: wrote many/p.PID.pb.gz: alloc 1.1 MiB in 13 objects, inuse 586.0 KiB in 7 objects, top inuse: keep_blocks
+palloc-run: wrote many/p.PID.pb.gz: alloc 1.3 MiB in 15 objects, inuse 683.6 KiB in 8 objects, top inuse: keep_blocks
+palloc-run: wrote many/p.PID.pb.gz: alloc 1.5 MiB in 17 objects, inuse 781.3 KiB in 9 objects, top inuse: keep_blocks
+palloc-run: wrote many/p.PID.pb.gz: alloc 1.7 MiB in 19 objects, inuse 879.0 KiB in 10 objects, top inuse: keep_blocks
+palloc-run: wrote many/p.PID.pb.gz: alloc 1.9 MiB in 21 objects, inuse 976.6 KiB in 11 objects, top inuse: keep_blocks
+palloc-run: wrote many/p.PID.pb.gz: alloc 2.1 MiB in 23 objects, inuse 1.0 MiB in 12 objects, top inuse: keep_blocks
+palloc-run: wrote many/p.PID.pb.gz: alloc 2.3 MiB in 25 objects, inuse 1.1 MiB in 13 objects, top inuse: keep_blocks
+palloc-run: and 2 more profiles with less allocated: alloc 586.0 KiB in 8 objects, inuse 293.0 KiB in 5 objects
+EOF
+check "12 profiles: the 10 largest summarized, one line for the other 2" \
+	diff -u many.want err.sorted
+grep '^palloc-run: wrote' err | sed 's/: alloc.*//' >many.order
+check "12 profiles: the 10 lines in path order" sort -c many.order
+rm -r many && mkdir many
+palloc-run -q -r 1 -o "many/p.%p.pb.gz" sh -c "$twelve" >out 2>err
+check "12 profiles, -q: nothing on stderr" [ ! -s err ]
+
 echo "1..$_n"
 done_testing

@@ -174,3 +174,46 @@ check_real() {
 		not_ok "$_label: at least 90% of locations symbolized ($_named/$_total)"
 	fi
 }
+
+# more_line_re N: the line palloc-run prints for the N profiles beyond its
+# 10 summary lines.
+more_line_re() {
+	printf '^palloc-run: and %s more profiles with less allocated: alloc %s in [0-9]+ objects, inuse %s in [0-9]+ objects$' \
+		"$1" "$_num" "$_num"
+}
+
+# check_many LABEL DIR ERRFILE: the profiles palloc-run wrote into DIR
+# (one per process), all read by go tool pprof without a complaint, and
+# summarized in ERRFILE as palloc-run(1) says: a line each up to 10, else
+# the 10 largest and one line for the rest. Leaves DIR's largest profile
+# (by file size) in $largest and their number in $nprof.
+check_many() {
+	_label=$1 _dir=$2 _err=$3
+	set -- "$_dir"/*.pb.gz
+	nprof=$#
+	largest=$(ls -S "$_dir"/*.pb.gz | head -1)
+	pprof -symbolize=none -raw "$@" >"$_dir.raw" 2>"$_dir.rawerr"
+	if [ $? -eq 0 ] && [ ! -s "$_dir.rawerr" ] &&
+		grep -q '^Samples:' "$_dir.raw"; then
+		ok "$_label: go tool pprof reads all $nprof profiles"
+	else
+		not_ok "$_label: go tool pprof reads all $nprof profiles"
+		head -5 "$_dir.rawerr" | sed 's/^/# /'
+	fi
+	_lines=$(grep -Ec "$(run_line_re "$_dir/[^ ]+\.pb\.gz")" "$_err")
+	_want=$nprof
+	[ "$nprof" -le 10 ] || _want=10
+	_missing=0
+	for _f in $(sed -n 's/^palloc-run: wrote \([^ ]*\): .*/\1/p' "$_err"); do
+		[ -f "$_f" ] || _missing=$((_missing + 1))
+	done
+	check "$_label: $_want summary lines for $nprof profiles ($_lines), each of an existing file" \
+		[ "$_lines" -eq "$_want" -a "$_missing" -eq 0 ]
+	if [ "$nprof" -gt 10 ]; then
+		check "$_label: one line for the $((nprof - 10)) other profiles" \
+			[ "$(grep -Ec "$(more_line_re $((nprof - 10)))" "$_err")" -eq 1 ]
+	else
+		check "$_label: no line for other profiles" \
+			[ "$(grep -c 'more profiles' "$_err")" -eq 0 ]
+	fi
+}
