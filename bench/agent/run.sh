@@ -17,7 +17,9 @@
 #   peers    6. churn 1 and 2 threads: palloc, heaptrack, jemalloc (plain
 #               and prof at 2^19), tcmalloc (plain, sampling at 512 KiB,
 #               HEAPPROFILE), palloc over jemalloc
-#   all      all of them, in that order
+#   parts    where palloc's hot-path time goes: bench/agent/lookalike.c
+#               rebuilt piece by piece, CPU time on the churn loop
+#   all      all of them (not parts), in that order
 # REPS is the number of paired runs (default 5 for hot and default, 3
 # for every and peers; bounded runs once).
 #
@@ -97,6 +99,7 @@ prefix() {
 		pre=(env "LD_PRELOAD=$tcmalloc"
 			TCMALLOC_SAMPLE_PARAMETER=524288) ;;
 	tcheap) pre=(env "LD_PRELOAD=$tcmalloc" "HEAPPROFILE=$o/tcheap") ;;
+	level[0-5]) pre=(env "LD_PRELOAD=$tmp/lookalike-${1#level}.so") ;;
 	*) die "unknown variant $1" ;;
 	esac
 }
@@ -670,8 +673,37 @@ table_peers() {
 	echo
 }
 
+# ---- parts: the price of each piece of the hot path ----
+
+table_parts() {
+	local r v l
+	local reps=${reps:-5}
+	local vars="forward level0 level1 level2 level3 level4 level5 palloc0"
+
+	for l in 0 1 2 3 4 5; do
+		cc -O2 -Wall -shared -fPIC -DLEVEL=$l -o "$tmp/lookalike-$l.so" \
+			"$here/lookalike.c" -ldl || die "cannot build lookalike.c"
+	done
+	: >"$tmp/results"
+	for r in $(seq 1 "$reps"); do
+		for v in $(order "$r" base $vars); do
+			measure churn_1t "$v" "$r" "$tmp/work" churn 30 1
+		done
+	done
+	echo "## The hot path piece by piece ($reps paired runs, work churn 30 1)"
+	echo
+	echo "CPU time ratio to no interposer, median (min-max). level0:"
+	echo "forwarding with palloc's free checks; level1: + malloc guard and"
+	echo "countdown; level2: + alloc_count, alloc_bytes; level3: + free guard"
+	echo "and free_count; level4: + the 256 KiB filter load; level5: level 4"
+	echo "with an 8 KiB 1-bit filter; palloc0: libpalloc.so, sampling off."
+	echo
+	ratios 5 base $vars
+	echo
+}
+
 case $table in
-hot | default | every | bounded | peers) ;;
+hot | default | every | bounded | peers | parts) ;;
 all) ;;
 *)
 	sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'
