@@ -59,15 +59,9 @@ LD_PRELOAD=$PALLOC_AGENT PALLOC_SAMPLE_RATE=1 PALLOC_OUTPUT=$T/exit.%p.pb.gz \
 pid=$!
 # The agent writes its exit profile into $T: wait before removing it.
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cd /; rm -rf "$T"' EXIT
-fetch() { # fetch FILE: the socket appears shortly after start
-	_i=0
-	while [ $_i -lt 50 ]; do
-		palloc-dump -o "$1" $pid 2>fetch.err && return 0
-		sleep 0.2
-		_i=$((_i + 1))
-	done
-	return 1
-}
+# fetch FILE: the socket appears shortly after start; fetch.err says why not.
+fetch_once() { palloc-dump -o "$1" $pid 2>fetch.err; }
+fetch() { retry 50 0.2 fetch_once "$1"; }
 if ! command -v palloc-dump >/dev/null 2>&1; then
 	for i in 1 2 3 4 5 6; do skip "palloc-dump not built"; done
 elif ! fetch t0.pb.gz; then

@@ -50,13 +50,7 @@ fails_exited() {
 }
 
 # wait_ready FILE: wait (up to 5 s) for a helper to print "ready" in FILE.
-wait_ready() {
-	for _i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25; do
-		grep -q ready "$1" 2>/dev/null && return 0
-		sleep 0.2
-	done
-	return 1
-}
+wait_ready() { retry 25 0.2 grep -q ready "$1" 2>/dev/null; }
 
 # watch_exits CMD: "CMD --watch 0.2 PID" on a process living 1 s must end
 # by itself with 0 and print at least two NDJSON samples of that PID in

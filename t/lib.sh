@@ -92,6 +92,21 @@ need_pprof() {
 # or null, 5 for a jq error, 2 for a missing file).
 jqe() { jq -e "$@" >/dev/null; }
 
+# retry TRIES SECONDS CMD...: run CMD until it exits 0, at most TRIES times,
+# SECONDS apart (a socket, file or server that appears shortly after a
+# start). Returns 0, or CMD's last status.
+retry() {
+	_retry_n=$1 _retry_s=$2
+	shift 2
+	while :; do
+		"$@" && return 0
+		_retry_rc=$?
+		_retry_n=$((_retry_n - 1))
+		[ "$_retry_n" -gt 0 ] || return $_retry_rc
+		sleep "$_retry_s"
+	done
+}
+
 # timeout_run SECONDS CMD...: run CMD, killed if it outlives SECONDS.
 timeout_run() { timeout -k 5 "$@"; }
 
