@@ -368,6 +368,13 @@ static int glibc_arenas_json(struct abuf *b, const char *xml)
 		/* A closing tag keeps its '/' in the name ("/heap"). */
 		nl = (name[0] == '/') + strcspn(name + (name[0] == '/'), " />");
 		if (nl == 4 && memcmp(name, "heap", 4) == 0) {
+			/* A <heap> inside a <heap> (not glibc's output, but
+			 * the JSON must stay valid): close the open one. */
+			if (in_heap) {
+				abuf_printf(b, "],");
+				glibc_totals_json(b, &heap, false);
+				abuf_printf(b, "}");
+			}
 			glibc_totals_init(&heap);
 			abuf_printf(b, "%s{\"index\":%lld,\"free_chunks\":[",
 				    heaps ? "," : "",
