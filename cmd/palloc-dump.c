@@ -557,7 +557,8 @@ int main(int argc, char **argv)
 			if (parse_pid(argv[optind + i], &pids[i]) < 0)
 				msg_usage(2, "invalid pid '%s'",
 					  argv[optind + i]);
-		rc = serve_run(o.serve_addr, pids, (size_t)n, o.timeout_ms);
+		rc = serve_run(o.serve_addr, pids, (size_t)n, o.timeout_ms,
+			       !o.no_symbolize);
 		free(pids);
 		return rc;
 	}

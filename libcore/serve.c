@@ -588,12 +588,13 @@ void serve_stop(struct serve *s)
 	free(s);
 }
 
-int serve_run(const char *addr, const pid_t *pids, size_t n, int timeout_ms)
+int serve_run(const char *addr, const pid_t *pids, size_t n, int timeout_ms,
+	      bool symbolize)
 {
 	struct serve_config cfg = {
 		.pids = pids,
 		.n_pids = n,
-		.symbolize = true,
+		.symbolize = symbolize,
 		.timeout_ms = timeout_ms,
 	};
 	struct serve *s;

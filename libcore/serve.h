@@ -73,9 +73,11 @@ void serve_stop(struct serve *s);
 
 /*
  * palloc-dump --serve: serve pids (n == 0: every agent of this user) until
- * SIGINT or SIGTERM, printing "serving URL" on stderr once listening.
+ * SIGINT or SIGTERM, printing "serving URL" on stderr once listening;
+ * symbolize false serves raw profiles (--no-symbolize).
  * Returns the exit code (0, or 2 after printing why it could not start).
  */
-int serve_run(const char *addr, const pid_t *pids, size_t n, int timeout_ms);
+int serve_run(const char *addr, const pid_t *pids, size_t n, int timeout_ms,
+	      bool symbolize);
 
 #endif /* PALLOC_SERVE_H */

@@ -27,7 +27,7 @@ until grep -q serving serve.err 2>/dev/null || [ $i -ge 100 ]; do sleep 0.1; i=$
 url=$(sed -n 's|.*serving \(http://[^ ]*\)/$|\1|p' serve.err)
 diag "server: $url"
 
-plan 12
+plan 13
 check "the server prints its URL" test -n "$url"
 curl -sf -o metrics.txt "$url/metrics"
 check "/metrics answers" test -s metrics.txt
@@ -51,6 +51,10 @@ curl -sf -o stats.json "$url/debug/palloc/stats?pid=$pid2"
 check "?pid= selects the process" jqe --argjson p $pid2 '.pid == $p' stats.json
 curl -sf -o mallinfo.json "$url/debug/palloc/mallinfo?pid=$pid"
 check "mallinfo through the server" jqe '.allocator == "glibc"' mallinfo.json
+curl -sf -o raw.pb.gz "$url/debug/pprof/heap?pid=$pid&symbolize=0"
+palloc-dump raw.pb.gz --top 1 >raw.txt
+check "?symbolize=0 serves raw addresses" \
+	grep -Eq ' leaker\+0x[0-9a-f]+$' raw.txt
 if command -v go >/dev/null; then
 	# 4 MiB/s leaked: after 2 s the leak outweighs any churn sample.
 	sleep 2
