@@ -166,15 +166,15 @@ void cli_bad_option(int code, int c, char **argv, const struct option *longopts)
 		msg_usage(code, "option '%s' requires an argument", arg);
 	if (c == ':')
 		msg_usage(code, "option requires an argument -- '%c'", optopt);
-	/* Only a long option fails without a letter in optopt. */
-	if (optopt == 0)
-		msg_usage(code, "unrecognized option '%s'", arg);
 	name = is_long && arg[len] == '='
 		       ? no_argument_name(longopts, arg + 2, len - 2, optopt)
 		       : NULL;
 	if (name)
 		msg_usage(code, "option '--%s' doesn't allow an argument",
 			  name);
+	/* Only a long option fails without a letter in optopt. */
+	if (optopt <= 0 || optopt > CHAR_MAX)
+		msg_usage(code, "unrecognized option '%s'", arg);
 	msg_usage(code, "invalid option -- '%c'", optopt);
 }
 
