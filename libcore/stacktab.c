@@ -59,8 +59,9 @@ void stacktab_reset(struct stacktab *t)
 		memset(t->live, 0, t->live_cap * sizeof(*t->live));
 	t->n_live = 0;
 	t->inuse_bytes = t->max_inuse_bytes = t->peak_bytes = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(t->filter); i++)
-		__atomic_store_n(&t->filter[i], 0, __ATOMIC_RELAXED);
+	memset(t->filter, 0, sizeof(t->filter));
+	for (size_t i = 0; i < ARRAY_SIZE(t->bits); i++)
+		__atomic_store_n(&t->bits[i], 0, __ATOMIC_RELAXED);
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -222,11 +223,25 @@ static int grow_live(struct stacktab *t)
 	return 0;
 }
 
+/* Count one more (d 1) or one fewer (d -1) entry in ptr's slot, and keep
+ * its bit equal to "count non-zero" (stacktab.h). */
 static void filter_add(struct stacktab *t, uintptr_t ptr, int d)
 {
-	uint32_t *f = &t->filter[stacktab_slot(ptr)];
+	size_t slot = stacktab_slot(ptr);
+	uint32_t c = (uint32_t)((int64_t)t->filter[slot] + d);
+	uint64_t *w = &t->bits[slot / 64];
+	uint64_t bit = 1ULL << (slot % 64);
 
-	__atomic_store_n(f, (uint32_t)((int64_t)*f + d), __ATOMIC_RELAXED);
+	t->filter[slot] = c;
+	if (c == 0)
+		__atomic_store_n(w, *w & ~bit, __ATOMIC_RELAXED);
+	else if (!(*w & bit))
+		__atomic_store_n(w, *w | bit, __ATOMIC_RELAXED);
+}
+
+void stacktab_mark(struct stacktab *t, uintptr_t ptr)
+{
+	filter_add(t, ptr, 1);
 }
 
 /* Delete slot i by shifting later members of its probe run back. */

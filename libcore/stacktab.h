@@ -22,13 +22,20 @@
  *    open-addressing table that grows by doubling.
  *
  * free() must decide without a lock whether a pointer may be live in the
- * table. filter[] is a counting filter for that: filter[stacktab_slot(p)]
- * counts the live entries whose pointer hashes there; it is written only
- * under the owner's lock (relaxed atomic stores) and read lock-free with a
- * relaxed atomic load. A zero means "certainly not sampled"; a non-zero
- * means "take the lock and look". A pointer is inserted before malloc
- * returns it and removed before the real free, so no free can race with the
- * insertion of its own pointer.
+ * table. Two arrays indexed by the same hash of the pointer (its slot)
+ * answer that. filter[slot] counts the live entries (and bootstrap marks)
+ * whose pointer hashes there; it is read and written only under the
+ * owner's lock. bits[] holds one bit per slot, set while filter[slot] is
+ * non-zero: 8 KiB, so the free fast path's load stays in L1/L2 (the
+ * counts, 256 KiB, would put an L1 miss on nearly every free). bits[] is
+ * written only under the owner's lock, a whole word at a time with a
+ * relaxed atomic store (the lock holder is the only writer, so reading
+ * the word, changing one bit and storing it back loses nothing), and read
+ * lock-free with a relaxed atomic load: a concurrent store changes other
+ * slots' bits only. A clear bit means "certainly not sampled"; a set bit
+ * means "take the lock and look" (a false positive costs only that). A
+ * pointer is inserted before malloc returns it and removed before the real
+ * free, so no free can race with the insertion of its own pointer.
  *
  * Not thread-safe: the agent wraps every call except stacktab_maybe_live()
  * in its table lock. Memory comes from the allocator given to
@@ -81,9 +88,10 @@ struct stacktab_live {
 };
 
 struct stacktab {
-	/* First, so that the free fast path addresses it as table + 4 *
-	 * slot without adding an offset. */
-	uint32_t filter[1u << STACKTAB_FILTER_BITS];
+	/* First, so that the free fast path addresses it as table + 8 *
+	 * word without adding an offset. */
+	uint64_t bits[(1u << STACKTAB_FILTER_BITS) / 64];
+	uint32_t filter[1u << STACKTAB_FILTER_BITS]; /* under the lock */
 	struct pprof_allocator a;
 	size_t max_stacks;
 	/* stacks: stacks[id - 1]; index[] maps hash -> id (0: empty) */
@@ -112,9 +120,17 @@ static inline size_t stacktab_slot(uintptr_t ptr)
 /* Lock-free: may ptr be live in the table? (false: certainly not). */
 static inline bool stacktab_maybe_live(const struct stacktab *t, uintptr_t ptr)
 {
-	return __atomic_load_n(&t->filter[stacktab_slot(ptr)],
-			       __ATOMIC_RELAXED) != 0;
+	size_t slot = stacktab_slot(ptr);
+
+	return (__atomic_load_n(&t->bits[slot / 64], __ATOMIC_RELAXED) >>
+		(slot % 64)) &
+	       1;
 }
+
+/* Mark ptr's slot for good: every free that hashes there takes the slow
+ * path (the agent's bootstrap blocks). Under the owner's lock, or while
+ * no other thread can change the table. */
+void stacktab_mark(struct stacktab *t, uintptr_t ptr);
 
 /* Set up an empty table in *t (which may be static storage). alloc is
  * copied. max_stacks 0 means 65536. Returns 0 (nothing is allocated yet). */

@@ -146,17 +146,13 @@ void agent_boot_mark(void)
 	 * [boot_buf, boot_buf + used): mark each such address's filter slot
 	 * (a few dozen; at most 4096 slots, 6 % of the filter, if dlsym
 	 * filled the whole buffer). Called while no sampled block can be
-	 * added concurrently (resolution, fork child), so the plain
-	 * increments do not race with stacktab's updates under its lock.
+	 * added concurrently (resolution, fork child), so marking without
+	 * the lock does not race with stacktab's updates under it.
 	 * The marks are never removed: a sampled block or a free that
 	 * hashes to a marked slot only takes the slow path.
 	 */
-	for (size_t off = 16; off < used; off += 16) {
-		uint32_t *f = &agent_tab.filter[stacktab_slot(
-			(uintptr_t)(boot_buf + off))];
-
-		__atomic_store_n(f, *f + 1, __ATOMIC_RELAXED);
-	}
+	for (size_t off = 16; off < used; off += 16)
+		stacktab_mark(&agent_tab, (uintptr_t)(boot_buf + off));
 }
 
 static int resolve_state; /* 0 not yet, 1 in progress, 2 done */
