@@ -1,27 +1,70 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Build the libFuzzer target for the profile decoder (not part of make
-# check): clang with -fsanitize=fuzzer,address,undefined, straight from the
-# sources. Usage: fuzz/build.sh [OUTDIR]   (default: fuzz/build)
+# Build the libFuzzer targets (not part of make check): clang with
+# -fsanitize=fuzzer,address,undefined, straight from the sources.
+# Usage: fuzz/build.sh [OUTDIR [TARGET...]]   (default: fuzz/build, all)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 out=${1:-$here/build}
+[ $# -gt 0 ] && shift
 CC=${CC:-clang}
+lc=$top/libcore
 
 mkdir -p "$out/proto"
 protoc-c --proto_path="$top/proto" --c_out="$out/proto" \
 	"$top/proto/profile.proto"
 printf '#define _GNU_SOURCE 1\n#define PACKAGE_VERSION "fuzz"\n' \
 	>"$out/config.h"
-# shellcheck disable=SC2046
-$CC -g -O1 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=undefined -include "$out/config.h" \
-	-I"$top/libcore" -I"$out/proto" \
-	$(pkg-config --cflags libprotobuf-c zlib) \
-	"$here/pprof_decode_fuzz.c" "$top/libcore/pprof.c" \
-	"$top/libcore/pprof_codec.c" "$top/libcore/msg.c" \
-	"$out/proto/profile.pb-c.c" \
-	$(pkg-config --libs libprotobuf-c zlib) \
-	-o "$out/pprof_decode_fuzz"
-echo "built $out/pprof_decode_fuzz"
+
+# build NAME PKGS EXTRA_LIBS SOURCES...
+build() {
+	name=$1 pkgs=$2 libs=$3
+	shift 3
+	cflags= ldlibs=
+	if [ -n "$pkgs" ]; then
+		# shellcheck disable=SC2086
+		cflags=$(pkg-config --cflags $pkgs)
+		# shellcheck disable=SC2086
+		ldlibs=$(pkg-config --libs $pkgs)
+	fi
+	# shellcheck disable=SC2086
+	$CC -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -include "$out/config.h" \
+		-I"$lc" -I"$here" -I"$out/proto" \
+		$cflags "$@" $ldlibs $libs -o "$out/$name"
+	echo "built $out/$name"
+}
+
+pprof="$lc/pprof.c $lc/pprof_codec.c $out/proto/profile.pb-c.c"
+all="pprof_decode_fuzz procfs_fuzz cgroup_fuzz http_request_fuzz
+http_response_fuzz mallinfo_xml_fuzz num_fuzz symbols_fuzz"
+for t in ${*:-$all}; do
+	case $t in
+	pprof_decode_fuzz)
+		# shellcheck disable=SC2086
+		build $t "libprotobuf-c zlib" "" "$here/$t.c" $pprof \
+			"$lc/msg.c" ;;
+	procfs_fuzz)
+		build $t jansson "" "$here/$t.c" "$here/fuzz_util.c" \
+			"$lc/procfs.c" "$lc/json.c" "$lc/prom.c" "$lc/msg.c" ;;
+	cgroup_fuzz)
+		build $t jansson "" "$here/$t.c" "$here/fuzz_util.c" \
+			"$lc/cgroup.c" "$lc/procfs.c" "$lc/json.c" \
+			"$lc/prom.c" "$lc/num.c" "$lc/msg.c" ;;
+	http_request_fuzz | http_response_fuzz)
+		build $t "" "" "$here/$t.c" "$lc/http.c" "$lc/msg.c" ;;
+	mallinfo_xml_fuzz)
+		build $t jansson -ldl "$here/$t.c" ;;
+	num_fuzz)
+		build $t "" "" "$here/$t.c" "$lc/num.c" "$lc/msg.c" ;;
+	symbols_fuzz)
+		# shellcheck disable=SC2086
+		build $t "libprotobuf-c zlib libelf libdw" -lstdc++ \
+			"$here/$t.c" "$here/fuzz_util.c" "$lc/symbols.c" \
+			$pprof "$lc/msg.c" ;;
+	*)
+		echo "build.sh: unknown target '$t'" >&2
+		exit 2 ;;
+	esac
+done
