@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h> /* before the bans: it declares gmtime and localtime */
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PALLOC_UNUSED __attribute__((unused))
