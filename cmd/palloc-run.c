@@ -460,10 +460,86 @@ static int summarize(const struct pprof_profile *p, struct summary *sm)
 	return 0;
 }
 
+static bool is_ident(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_';
+}
+
+/*
+ * The function's name as the summary line shows it: a demangled C++ name
+ * without its template arguments, parameter list, qualifiers and return
+ * type ("void std::vector<int, std::allocator<int> >::_M_realloc_insert<
+ * int const&>(...)" is "std::vector::_M_realloc_insert"), so that a line
+ * stays one line; C names are unchanged. The profile keeps the full name.
+ * Writes into out[size]; returns out, or name when nothing is left.
+ */
+static const char *short_name(const char *name, char *out, size_t size)
+{
+	size_t n = 0, start = 0;
+	int depth = 0;
+	const char *p = name;
+
+	if (!strpbrk(name, "<( "))
+		return name;
+#define PUT(c)                                                                 \
+	do {                                                                   \
+		if (n + 1 < size)                                              \
+			out[n++] = (c);                                        \
+	} while (0)
+	while (*p) {
+		if (depth == 0 &&
+		    strncmp(p, "(anonymous namespace)", 21) == 0) {
+			for (int i = 0; i < 21; i++)
+				PUT(p[i]);
+			p += 21;
+			continue;
+		}
+		if (depth == 0 && strncmp(p, "operator", 8) == 0 &&
+		    (p == name || !is_ident(p[-1])) && !is_ident(p[8])) {
+			for (int i = 0; i < 8; i++)
+				PUT(p[i]);
+			p += 8;
+			if (*p == ' ') { /* operator new, delete, conversions */
+				PUT(*p++);
+				while (is_ident(*p))
+					PUT(*p++);
+			} else if (strncmp(p, "()", 2) == 0) {
+				PUT('(');
+				PUT(')');
+				p += 2;
+			} else {
+				while (*p && strchr("<>=!+-*/%^&|~,[]", *p))
+					PUT(*p++);
+			}
+			continue;
+		}
+		if (*p == '<') {
+			depth++;
+		} else if (*p == '>' && depth > 0) {
+			depth--;
+		} else if (depth == 0) {
+			if (*p == '(' || strncmp(p, " [clone ", 8) == 0)
+				break; /* the parameter list: the end */
+			if (*p == ' ' && (p[1] == '<' || p[1] == '(')) {
+				p++; /* "operator< <T>(...)" */
+				continue;
+			}
+			if (*p == ' ')
+				start = n + 1; /* what came before: a type */
+			PUT(*p);
+		}
+		p++;
+	}
+#undef PUT
+	out[n] = '\0';
+	return start < n ? out + start : name;
+}
+
 /* "wrote PATH: alloc 1.2 MiB in 345 objects, inuse ..., top inuse: FN" */
 static void print_summary(const struct summary *sm)
 {
-	char a[32], b[32];
+	char a[32], b[32], top[256];
 
 	fprintf(stderr,
 		"%s: wrote %s: alloc %s in %lld objects, inuse %s in %lld "
@@ -473,7 +549,8 @@ static void print_summary(const struct summary *sm)
 		(long long)sm->alloc_objects,
 		human_bytes(sm->inuse_space, b, sizeof(b)),
 		(long long)sm->inuse_objects, sm->kind,
-		*sm->top ? sm->top : "(no samples)");
+		*sm->top ? short_name(sm->top, top, sizeof(top))
+			 : "(no samples)");
 }
 
 /* A mapping the symbolizer could not use (missing file, other build id). */

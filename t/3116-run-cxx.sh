@@ -3,7 +3,8 @@
 # A C++ program built here by Debian's g++ (std::string, std::vector,
 # std::map: operator new everywhere) under palloc-run, at the default rate
 # and at rate 1: same output, error and status; go tool pprof shows the
-# demangled C++ names (std::...) and keeps the mangled system names.
+# demangled C++ names (std::...) and keeps the mangled system names;
+# palloc-run's summary line shows the top one short.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 [ -x /usr/bin/g++ ] || skip_all "g++ is not installed"
 . "$top_srcdir/t/lib-run.sh"
@@ -32,11 +33,12 @@ count_words(std::vector<std::string> &all)
 
 int main()
 {
-	std::vector<std::string> all;
-	std::map<std::string, int> counts = count_words(all);
+	// Still in use at exit: never deleted.
+	auto *all = new std::vector<std::string>;
+	auto *counts = new std::map<std::string, int>(count_words(*all));
 
-	std::cout << counts.size() << " words, " << all.size() << " in all\n";
-	std::cerr << "first " << counts.begin()->first << "\n";
+	std::cout << counts->size() << " words, " << all->size() << " in all\n";
+	std::cerr << "first " << counts->begin()->first << "\n";
 	return 3;
 }
 CEOF
@@ -53,6 +55,10 @@ for rate in default 1; do
 	check "rate $rate: same exit status ($rc)" [ "$rc" -eq "$base_rc" ]
 	check "rate $rate: same output" cmp -s out base.out
 	check_same_stderr "rate $rate" base.err err
+	# The summary line's top function: a C++ name, short.
+	check "rate $rate: the summary names the top function without templates or parameters" \
+		grep -Eq "$(run_line_re "w.$rate.pb.gz" \
+			'inuse: (std::[A-Za-z0-9_:]+|count_words)')" err
 	check_real "words, rate $rate" "w.$rate.pb.gz" err \
 		' (void )?std::(__cxx11::basic_string|vector|_Rb_tree|map)<' \
 		"$T/words"
