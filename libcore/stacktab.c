@@ -64,10 +64,15 @@ void stacktab_reset(struct stacktab *t)
 		__atomic_store_n(&t->bits[i], 0, __ATOMIC_RELAXED);
 }
 
+/* One word into the stack hash: three instructions (xor, multiply,
+ * rotate), since at rate 1 every allocation hashes its whole stack; the
+ * rotation brings the product's well-mixed high bits down to where the
+ * next word and the index (low bits) see them. stack_hash() finishes with
+ * a full avalanche. */
 static uint64_t mix(uint64_t h, uint64_t v)
 {
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdULL;
+	h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
+	return h << 31 | h >> 33;
 }
 
 /*
@@ -91,7 +96,11 @@ static uint64_t stack_hash(const uintptr_t *pcs, size_t n, const uint64_t w[2])
 		h = mix(h, pcs[i]);
 	h = mix(h, w[0]);
 	h = mix(h, w[1]);
-	return h ^ (h >> 29);
+	/* splitmix64's finaliser: every output bit depends on every input
+	 * bit, so the low bits the index uses are as good as any. */
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
 }
 
 static bool stack_equal(const struct stacktab_stack *s, uint64_t hash,
@@ -189,10 +198,12 @@ struct stacktab_stack *stacktab_get(const struct stacktab *t, uint32_t id)
 	return t->stacks[id - 1];
 }
 
+/* Fibonacci hashing: the top log2(live_cap) bits of ptr times an odd
+ * constant (the best-mixed bits of the product, whatever the alignment). */
 static size_t live_home(const struct stacktab *t, uintptr_t ptr)
 {
-	return (size_t)(((uint64_t)(ptr >> 4) * 0x9e3779b97f4a7c15ULL) >> 17) &
-	       (t->live_cap - 1);
+	return (size_t)(((uint64_t)ptr * 0x9e3779b97f4a7c15ULL) >>
+			t->live_shift);
 }
 
 /* The slot holding ptr, or the empty slot where it would go. */
@@ -216,6 +227,7 @@ static int grow_live(struct stacktab *t)
 		return -1;
 	t->live = nl;
 	t->live_cap = cap;
+	t->live_shift = (unsigned)__builtin_clzll((unsigned long long)cap) + 1;
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i].ptr)
 			t->live[live_find(t, old[i].ptr)] = old[i];
@@ -225,7 +237,8 @@ static int grow_live(struct stacktab *t)
 
 /* Count one more (d 1) or one fewer (d -1) entry in ptr's slot, and keep
  * its bit equal to "count non-zero" (stacktab.h). */
-static void filter_add(struct stacktab *t, uintptr_t ptr, int d)
+static inline __attribute__((always_inline)) void
+filter_add(struct stacktab *t, uintptr_t ptr, int d)
 {
 	size_t slot = stacktab_slot(ptr);
 	uint32_t c = (uint32_t)((int64_t)t->filter[slot] + d);
@@ -329,6 +342,7 @@ int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,
 		.objects = (float)objects,
 		.stack_id = s->id,
 	};
+	size_t j;
 
 	s->alloc_objects += objects;
 	s->alloc_bytes += bytes;
@@ -336,9 +350,20 @@ int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,
 	s->alloc_var_bytes += bytes * (bytes - (double)size);
 	if (ptr == 0)
 		return 0;
-	stacktab_remove(t, ptr, NULL);
-	if (live_insert(t, &e) < 0)
+	/* live_insert() spelled out with one probe for both the stale entry
+	 * and the free slot (at rate 1 this runs on every allocation). */
+	if ((t->n_live + 1) * 10 > t->live_cap * 7 && grow_live(t) < 0) {
+		stacktab_remove(t, ptr, NULL);
 		return -1;
+	}
+	j = live_find(t, ptr);
+	if (unlikely(t->live[j].ptr)) {
+		stacktab_remove(t, ptr, NULL);
+		j = live_find(t, ptr);
+	}
+	t->live[j] = e;
+	t->n_live++;
+	filter_add(t, ptr, 1);
 	inuse_add(t, s, &e);
 	return 0;
 }

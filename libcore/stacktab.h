@@ -101,7 +101,8 @@ struct stacktab {
 	size_t index_cap; /* a power of two */
 	/* live blocks */
 	struct stacktab_live *live;
-	size_t live_cap; /* a power of two, or 0 */
+	size_t live_cap;     /* a power of two, or 0 */
+	unsigned live_shift; /* 64 - log2(live_cap) */
 	size_t n_live;
 	/* totals of the inuse estimate, and the snapshot's */
 	double inuse_bytes, max_inuse_bytes, peak_bytes;
