@@ -13,6 +13,7 @@
 #include <math.h>
 #include <signal.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1019,6 +1020,40 @@ __attribute__((destructor(101))) static void agent_fini(void)
 	exit_dump();
 }
 
+/*
+ * _exit and _Exit skip atexit handlers and destructors. Programs that end
+ * that way (dash, the shell of most scripts and builds; daemons; forked
+ * children) would write no profile, so these write it first: not in a
+ * vfork child (it shares its parent's memory and locks; fork handlers do
+ * not run for vfork, so its pid is not the one the agent knows), and not
+ * while this thread is inside the agent (a signal handler that calls
+ * _exit). Calls inside libc (posix_spawn's child) do not come here.
+ * They take effect only where libpalloc.map exports them.
+ */
+static void (*real_exit)(int);
+
+static PALLOC_NORETURN void exit_now(int status)
+{
+	if (__atomic_load_n(&agent_mode, __ATOMIC_ACQUIRE) == AGENT_ON &&
+	    !agent_tls.guard && getpid() == ag.pid)
+		exit_dump();
+	if (real_exit)
+		real_exit(status);
+	syscall(SYS_exit_group, status);
+	for (;;)
+		syscall(SYS_exit, status);
+}
+
+PALLOC_EXPORT void _exit(int status)
+{
+	exit_now(status);
+}
+
+PALLOC_EXPORT void _Exit(int status)
+{
+	exit_now(status);
+}
+
 /* Say so when the program's malloc calls do not reach the agent. */
 static void warn_malloc_definer(void)
 {
@@ -1047,6 +1082,7 @@ __attribute__((constructor(101))) static void agent_init(void)
 	agent_resolve_real();
 	if (agent_mode != AGENT_OFF)
 		return;
+	real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
 	agent_guard_enter();
 	ag.start_ns = agent_now_ns();
 	ag.start_realtime_ns = realtime_ns();
