@@ -168,7 +168,7 @@ struct dynsyms {
 	const char *str;
 	size_t strsz;
 	const uint32_t *gnu_hash; /* DT_GNU_HASH, or NULL */
-	const uint32_t *hash;     /* DT_HASH (SysV), or NULL */
+	const uint32_t *hash;	  /* DT_HASH (SysV), or NULL */
 	const ElfW(Half) *versym; /* DT_VERSYM, or NULL */
 };
 
@@ -306,8 +306,8 @@ struct first_def {
 	bool found;
 };
 
-static int first_def_visit(struct dl_phdr_info *info,
-			   size_t size PALLOC_UNUSED, void *data)
+static int first_def_visit(struct dl_phdr_info *info, size_t size PALLOC_UNUSED,
+			   void *data)
 {
 	struct first_def *f = data;
 	struct dynsyms d;

@@ -60,7 +60,7 @@ int phdr_object_text(uintptr_t addr, uintptr_t *start, uintptr_t *limit);
  */
 struct phdr_definition {
 	uintptr_t addr; /* address of the definition */
-	bool is_main;   /* defined by the main executable */
+	bool is_main;	/* defined by the main executable */
 	/* the object's path, "" for the main executable; truncated */
 	char path[256];
 };
