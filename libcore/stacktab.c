@@ -103,20 +103,19 @@ static uint64_t stack_hash(const uintptr_t *pcs, size_t n, const uint64_t w[2])
 	return h ^ (h >> 31);
 }
 
-static bool stack_equal(const struct stacktab_stack *s, uint64_t hash,
-			const uintptr_t *pcs, size_t n, const uint64_t w[2])
+/* Does s hold these n frames and thread name words? (depth checked by
+ * the caller) */
+static bool stack_words_equal(const struct stacktab_stack *s,
+			      const uintptr_t *pcs, size_t n,
+			      const uint64_t w[2])
 {
 	uint64_t sw[2];
 
-	if (s->hash != hash || s->depth != n)
-		return false;
-	memcpy(sw, s->thread, sizeof(sw));
-	if (sw[0] != w[0] || sw[1] != w[1])
-		return false;
 	for (size_t i = 0; i < n; i++)
 		if (s->pcs[i] != pcs[i])
 			return false;
-	return true;
+	memcpy(sw, s->thread, sizeof(sw));
+	return sw[0] == w[0] && sw[1] == w[1];
 }
 
 /* Double the stack index (or create it), rehashing every id. */
@@ -150,13 +149,20 @@ struct stacktab_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
 	static const char none[STACKTAB_THREAD_NAME];
 
 	name_words(thread ? thread : none, w);
+	/* The last stack found: a loop allocating from one site finds it
+	 * here without hashing its frames (at rate 1, on every allocation);
+	 * a different stack usually fails on the depth or the first frame. */
+	s = t->last;
+	if (s && s->depth == n && stack_words_equal(s, pcs, n, w))
+		return s;
 	h = stack_hash(pcs, n, w);
 	if (t->index) {
 		for (j = (size_t)h & (t->index_cap - 1); t->index[j];
 		     j = (j + 1) & (t->index_cap - 1)) {
 			s = t->stacks[t->index[j] - 1];
-			if (stack_equal(s, h, pcs, n, w))
-				return s;
+			if (s->hash == h && s->depth == n &&
+			    stack_words_equal(s, pcs, n, w))
+				return t->last = s;
 		}
 	}
 	if (t->n_stacks >= t->max_stacks)
@@ -188,7 +194,7 @@ struct stacktab_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
 	     j = (j + 1) & (t->index_cap - 1))
 		;
 	t->index[j] = s->id;
-	return s;
+	return t->last = s;
 }
 
 struct stacktab_stack *stacktab_get(const struct stacktab *t, uint32_t id)

@@ -98,7 +98,8 @@ struct stacktab {
 	struct stacktab_stack **stacks;
 	size_t n_stacks, cap_stacks;
 	uint32_t *index;
-	size_t index_cap; /* a power of two */
+	size_t index_cap;	     /* a power of two */
+	struct stacktab_stack *last; /* the last one interned, or NULL */
 	/* live blocks */
 	struct stacktab_live *live;
 	size_t live_cap;     /* a power of two, or 0 */

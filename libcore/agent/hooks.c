@@ -556,9 +556,11 @@ static void refresh_name(struct agent_thread *t)
 		t->name[i] = '\0';
 }
 
-/* Record one sampled allocation of size bytes at p. Guard held by caller. */
-static __attribute__((noinline)) void sample(struct agent_thread *t, void *p,
-					     size_t size)
+/* Record one sampled allocation of size bytes at p. Guard held by caller.
+ * Inlined into alloc_slow(): one agent frame less for the unwinder to walk
+ * and drop (about 100 instructions per sample). */
+static inline __attribute__((always_inline)) void sample(struct agent_thread *t,
+							 void *p, size_t size)
 {
 	uintptr_t pcs[UNWIND_MAX_FRAMES];
 	size_t n, skip = 0, depth;
@@ -612,9 +614,11 @@ static void exact_add(int64_t d)
  * The slow half of every allocation: the thread's first call, a sample
  * point reached, exact mode, or the agent not (or no longer) running.
  * Called after the real allocation with its result; errno is preserved.
+ * Returns p, so that malloc() can tail-call it: the sampled stack then
+ * walks one agent frame less (about 100 instructions of libunwind's).
  */
-static __attribute__((noinline)) void alloc_slow(struct agent_thread *t,
-						 void *p, size_t n)
+static __attribute__((noinline)) void *alloc_slow(struct agent_thread *t,
+						  void *p, size_t n)
 {
 	int saved = errno;
 	uint64_t *countdown;
@@ -625,7 +629,7 @@ static __attribute__((noinline)) void alloc_slow(struct agent_thread *t,
 		if (agent_mode == AGENT_DISABLED)
 			t->left = UINT64_MAX;
 		errno = saved;
-		return;
+		return p;
 	}
 	/* From here on the agent takes locks: a signal handler that
 	 * allocates on this thread meanwhile must not come back in. */
@@ -649,6 +653,7 @@ static __attribute__((noinline)) void alloc_slow(struct agent_thread *t,
 out:
 	t->guard--;
 	errno = saved;
+	return p;
 }
 
 /* Count an allocation of n requested bytes that returned p. */
@@ -779,8 +784,7 @@ PALLOC_EXPORT void *malloc(size_t n)
 		return real.malloc(n);
 	}
 	p = real.malloc(n);
-	alloc_slow(t, p, n);
-	return p;
+	return alloc_slow(t, p, n);
 }
 
 /* The cold ends of free(), reached by tail calls so that free() itself
