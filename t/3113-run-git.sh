@@ -39,6 +39,9 @@ GIT_COMMITTER_EMAIL=t@example.org HOME=$T GIT_CONFIG_NOSYSTEM=1
 export GIT_AUTHOR_DATE GIT_COMMITTER_DATE GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL \
 	GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL HOME GIT_CONFIG_NOSYSTEM
 
+# No background gc or maintenance that could outlive palloc-run.
+printf '[gc]\n\tautoDetach = false\n' >"$HOME/.gitconfig"
+
 mkdir base && cp -r src work.sh base/ && (cd base && bash work.sh) \
 	>base.out 2>base.err
 base_rc=$?
