@@ -173,5 +173,57 @@ rm -r many && mkdir many
 palloc-run -q -r 1 -o "many/p.%p.pb.gz" sh -c "$twelve" >out 2>err
 check "12 profiles, -q: nothing on stderr" [ ! -s err ]
 
+# Whose malloc: palloc-run warns about a program with its own malloc that
+# it does not export (the agent cannot tell from inside); a non-PIE program
+# that takes malloc's address gets no warning (its calls reach the agent).
+if command -v cc >/dev/null 2>&1; then
+	cat >hid.c <<'CEOF'
+#include <stddef.h>
+#include <stdio.h>
+static char heap[1 << 20] __attribute__((aligned(16)));
+static size_t used;
+__attribute__((visibility("hidden"))) void *malloc(size_t n)
+{
+	void *p = heap + used;
+
+	used += (n + 15) & ~(size_t)15;
+	return p;
+}
+int main(void)
+{
+	printf("%d\n", malloc(777) != NULL);
+	return 0;
+}
+CEOF
+	cat >np.c <<'CEOF'
+#include <stdio.h>
+#include <stdlib.h>
+void *(*volatile alloc_fn)(size_t);
+int main(void)
+{
+	alloc_fn = malloc;
+	printf("%d\n", alloc_fn(1000) != NULL);
+	return 0;
+}
+CEOF
+	cc -O0 -o hid hid.c && cc -O0 -fno-pie -no-pie -o np np.c ||
+		echo "Bail out! cc failed"
+	palloc-run -o hid.pb.gz ./hid >out 2>err
+	check "own malloc, hidden: status 0" [ $? -eq 0 ]
+	head -1 err >err.1
+	check "own malloc, hidden: palloc-run warns first" diff -u - err.1 <<EOF
+palloc-run: warning: './hid' has its own malloc, not exported: its own allocations will not be seen
+EOF
+	palloc-run -o np.pb.gz ./np >out 2>err
+	check "non-PIE program: status 0" [ $? -eq 0 ]
+	check "non-PIE program: only the summary line" \
+		[ "$(wc -l <err)" -eq 1 -a "$(grep -Ec "$(run_line_re np.pb.gz)" err)" -eq 1 ]
+else
+	skip "no cc"
+	skip "no cc"
+	skip "no cc"
+	skip "no cc"
+fi
+
 echo "1..$_n"
 done_testing
