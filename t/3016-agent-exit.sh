@@ -12,7 +12,7 @@ need cc nm
 nm -D --defined-only "$PALLOC_AGENT" | grep -qw _exit ||
 	skip_all "the agent does not export _exit (libcore/libpalloc.map)"
 
-plan 13
+plan 12
 
 cat >ex.c <<'CEOF'
 #include <stdio.h>
