@@ -19,7 +19,11 @@
 #               HEAPPROFILE), palloc over jemalloc
 #   parts    where palloc's hot-path time goes: bench/agent/lookalike.c
 #               rebuilt piece by piece, CPU time on the churn loop
-#   all      all of them (not parts), in that order
+#   versus   the agent against an earlier build ($PALLOC_BEFORE, a
+#               libpalloc.so): callgrind instructions per churn pair at
+#               rates 0, 512 KiB and 1, CPU time ratios of the churn loop
+#               at the default rate and at rate 1 (heaptrack beside)
+#   all      all of them (not parts, not versus), in that order
 # REPS is the number of paired runs (default 5 for hot and default, 3
 # for every and peers; bounded runs once).
 #
@@ -57,6 +61,7 @@ if [ -z "$agent" ]; then
 fi
 [ -f "$agent" ] || die "no libpalloc.so (build it, or set PALLOC_AGENT)"
 agent=$(cd "$(dirname "$agent")" && pwd)/$(basename "$agent")
+before=${PALLOC_BEFORE:-}
 build=$(cd "$(dirname "$agent")/../.." && pwd)
 run=$build/cmd/palloc-run
 
@@ -79,13 +84,16 @@ prefix() {
 	case $1 in
 	base) pre=() ;;
 	forward) pre=(env "LD_PRELOAD=$tmp/forward.so") ;;
-	palloc) pre=(env "LD_PRELOAD=$agent" "PALLOC_OUTPUT=$o/palloc.%p.pb.gz") ;;
-	palloc0)
-		pre=(env "LD_PRELOAD=$agent" PALLOC_SAMPLE_RATE=0
-			"PALLOC_OUTPUT=$o/palloc.%p.pb.gz") ;;
-	palloc1)
-		pre=(env "LD_PRELOAD=$agent" PALLOC_SAMPLE_RATE=1
-			"PALLOC_OUTPUT=$o/palloc.%p.pb.gz") ;;
+	palloc | palloc[01] | before | before[01])
+		# before*: the earlier build of table versus
+		local lib=$agent
+		[ "${1#before}" != "$1" ] && lib=$before
+		pre=(env "LD_PRELOAD=$lib" "PALLOC_OUTPUT=$o/palloc.%p.pb.gz")
+		case $1 in
+		*0) pre+=(PALLOC_SAMPLE_RATE=0) ;;
+		*1) pre+=(PALLOC_SAMPLE_RATE=1) ;;
+		esac
+		;;
 	heaptrack) pre=(heaptrack -o "$o/heaptrack") ;;
 	jemalloc) pre=(env "LD_PRELOAD=$jemalloc") ;;
 	jeprof)
@@ -702,11 +710,85 @@ table_parts() {
 	echo
 }
 
+# ---- versus: this agent against an earlier build ----
+
+# pair_ir VARIANT MILLIONS: callgrind instructions per pair of
+# work churn MILLIONS 1, less those of churn 0 1 (start-up and exit).
+pair_ir() {
+	local a b
+	a=$(ir "$1" "$tmp/work" churn 0 1)
+	b=$(ir "$1" "$tmp/work" churn "$2" 1)
+	awk -v a="$a" -v b="$b" -v m="$2" \
+		'BEGIN { printf "%.1f", (b - a) / (m * 1e6) }'
+}
+
+table_versus() {
+	local r v
+	local reps=${reps:-5}
+
+	[ -f "${before:-}" ] || die "versus: set PALLOC_BEFORE to a libpalloc.so"
+	echo "## This agent against $before ($reps paired runs)"
+	echo
+	echo "Callgrind, instructions per malloc/free pair of work churn"
+	echo "(2 M pairs; rate 1: 0.2 M), less those of 0 pairs:"
+	echo
+	echo "| rate | no agent | before | after | after - before |"
+	echo "|---|---|---|---|---|"
+	local b0 x y
+	b0=$(pair_ir base 2)
+	x=$(pair_ir before0 2)
+	y=$(pair_ir palloc0 2)
+	echo "| 0 (off) | $b0 | $x | $y | $(awk -v x="$x" -v y="$y" \
+		'BEGIN { printf "%+.1f", y - x }') |"
+	x=$(pair_ir before 2)
+	y=$(pair_ir palloc 2)
+	echo "| 512 KiB | $b0 | $x | $y | $(awk -v x="$x" -v y="$y" \
+		'BEGIN { printf "%+.1f", y - x }') |"
+	b0=$(pair_ir base 0.2)
+	x=$(pair_ir before1 0.2)
+	y=$(pair_ir palloc1 0.2)
+	echo "| 1 | $b0 | $x | $y | $(awk -v x="$x" -v y="$y" \
+		'BEGIN { printf "%+.1f", y - x }') |"
+	echo
+	: >"$tmp/results"
+	for r in $(seq 1 "$reps"); do
+		for v in $(order "$r" base before palloc); do
+			measure churn_1t "$v" "$r" "$tmp/work" churn 30 1
+		done
+		for v in $(order "$r" base before palloc); do
+			measure churn_2t "$v" "$r" "$tmp/work" churn 15 2
+		done
+	done
+	echo "CPU time (user+sys) ratio to no agent, default rate,"
+	echo "work churn 30 1 and 15 2 (target <= 1.10):"
+	echo
+	ratios 5 base before palloc
+	echo
+	: >"$tmp/results"
+	for r in $(seq 1 "$reps"); do
+		for v in $(order "$r" base before1 palloc1 heaptrack); do
+			measure churn_1t "$v" "$r" "$tmp/work" churn 10 1
+		done
+		for v in $(order "$r" base before1 palloc1 heaptrack); do
+			measure churn_2t "$v" "$r" "$tmp/work" churn 5 2
+		done
+	done
+	echo "CPU time ratio to no profiler at rate 1, work churn 10 1 and 5 2"
+	echo "(heaptrack: its interpreter process included):"
+	echo
+	ratios 5 base before1 palloc1 heaptrack
+	echo
+	echo "Slowdown over heaptrack's (CPU; target <= 0.333):"
+	echo
+	ratios 5 heaptrack before1 palloc1
+	echo
+}
+
 case $table in
-hot | default | every | bounded | peers | parts) ;;
+hot | default | every | bounded | peers | parts | versus) ;;
 all) ;;
 *)
-	sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac
