@@ -376,13 +376,13 @@ EOF
 # "redis_set VARIANT REP rps 0 hwm_kib" and the same for GET to
 # $tmp/redis.
 redis_one() {
-	local v=$1 r=$2 pid i hwm
+	local v=$1 r=$2 pid hwm
 	rm -rf "$tmp/out"
 	mkdir -p "$tmp/out"
 	with "$v" redis-server --port "$port" --bind 127.0.0.1 --save '' \
 		--appendonly no --dir "$tmp" >/dev/null 2>&1 &
 	pid=$!
-	for i in $(seq 1 100); do
+	for _ in $(seq 1 100); do
 		redis-cli -p "$port" ping >/dev/null 2>&1 && break
 		sleep 0.05
 	done
@@ -509,19 +509,27 @@ default_callgrind() {
 
 # ---- table 3: every allocation ----
 
-table_every() {
-	local r v
-	local reps=${reps:-3}
-
+# churn_pairs M1 M2 VARIANT...: $reps paired runs of the churn loop as
+# each VARIANT, M1 million pairs in 1 thread (churn_1t) and M2 million in
+# each of 2 (churn_2t), into a fresh $tmp/results.
+churn_pairs() {
+	local m1=$1 m2=$2 r v
+	shift 2
 	: >"$tmp/results"
 	for r in $(seq 1 "$reps"); do
-		for v in $(order "$r" base palloc1 heaptrack); do
-			measure churn_1t "$v" "$r" "$tmp/work" churn 10 1
+		for v in $(order "$r" "$@"); do
+			measure churn_1t "$v" "$r" "$tmp/work" churn "$m1" 1
 		done
-		for v in $(order "$r" base palloc1 heaptrack); do
-			measure churn_2t "$v" "$r" "$tmp/work" churn 5 2
+		for v in $(order "$r" "$@"); do
+			measure churn_2t "$v" "$r" "$tmp/work" churn "$m2" 2
 		done
 	done
+}
+
+table_every() {
+	local reps=${reps:-3}
+
+	churn_pairs 10 5 base palloc1 heaptrack
 	echo "## Table 3: every allocation (rate 1) ($reps paired runs)"
 	echo
 	echo "Wall time ratio to no profiler, median (min-max):"
@@ -722,8 +730,18 @@ pair_ir() {
 		'BEGIN { printf "%.1f", (b - a) / (m * 1e6) }'
 }
 
+# versus_ir LABEL MILLIONS BASE BEFORE AFTER: one row of the versus
+# table's instructions per pair.
+versus_ir() {
+	local b x y
+	b=$(pair_ir "$3" "$2")
+	x=$(pair_ir "$4" "$2")
+	y=$(pair_ir "$5" "$2")
+	echo "| $1 | $b | $x | $y | $(awk -v x="$x" -v y="$y" \
+		'BEGIN { printf "%+.1f", y - x }') |"
+}
+
 table_versus() {
-	local r v
 	local reps=${reps:-5}
 
 	[ -f "${before:-}" ] || die "versus: set PALLOC_BEFORE to a libpalloc.so"
@@ -734,45 +752,17 @@ table_versus() {
 	echo
 	echo "| rate | no agent | before | after | after - before |"
 	echo "|---|---|---|---|---|"
-	local b0 x y
-	b0=$(pair_ir base 2)
-	x=$(pair_ir before0 2)
-	y=$(pair_ir palloc0 2)
-	echo "| 0 (off) | $b0 | $x | $y | $(awk -v x="$x" -v y="$y" \
-		'BEGIN { printf "%+.1f", y - x }') |"
-	x=$(pair_ir before 2)
-	y=$(pair_ir palloc 2)
-	echo "| 512 KiB | $b0 | $x | $y | $(awk -v x="$x" -v y="$y" \
-		'BEGIN { printf "%+.1f", y - x }') |"
-	b0=$(pair_ir base 0.2)
-	x=$(pair_ir before1 0.2)
-	y=$(pair_ir palloc1 0.2)
-	echo "| 1 | $b0 | $x | $y | $(awk -v x="$x" -v y="$y" \
-		'BEGIN { printf "%+.1f", y - x }') |"
+	versus_ir "0 (off)" 2 base before0 palloc0
+	versus_ir "512 KiB" 2 base before palloc
+	versus_ir 1 0.2 base before1 palloc1
 	echo
-	: >"$tmp/results"
-	for r in $(seq 1 "$reps"); do
-		for v in $(order "$r" base before palloc); do
-			measure churn_1t "$v" "$r" "$tmp/work" churn 30 1
-		done
-		for v in $(order "$r" base before palloc); do
-			measure churn_2t "$v" "$r" "$tmp/work" churn 15 2
-		done
-	done
+	churn_pairs 30 15 base before palloc
 	echo "CPU time (user+sys) ratio to no agent, default rate,"
 	echo "work churn 30 1 and 15 2 (target <= 1.10):"
 	echo
 	ratios 5 base before palloc
 	echo
-	: >"$tmp/results"
-	for r in $(seq 1 "$reps"); do
-		for v in $(order "$r" base before1 palloc1 heaptrack); do
-			measure churn_1t "$v" "$r" "$tmp/work" churn 10 1
-		done
-		for v in $(order "$r" base before1 palloc1 heaptrack); do
-			measure churn_2t "$v" "$r" "$tmp/work" churn 5 2
-		done
-	done
+	churn_pairs 10 5 base before1 palloc1 heaptrack
 	echo "CPU time ratio to no profiler at rate 1, work churn 10 1 and 5 2"
 	echo "(heaptrack: its interpreter process included):"
 	echo
