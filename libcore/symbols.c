@@ -10,6 +10,8 @@
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
+#include <sys/stat.h>
 #include <libelf.h>
 #include <stdarg.h>
 #include <strings.h>
@@ -22,7 +24,6 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
 /* Inlined frames kept per location; deeper chains keep the innermost. */
 #define MAX_FRAMES 64
 
-/* What we know about one mapping's file. */
 /* Address ranges of a module's CUs, for objects without .debug_aranges. */
 struct cu_range {
 	Dwarf_Addr lo, hi; /* [lo, hi) in DWARF addresses */
@@ -35,14 +36,73 @@ struct cu_index {
 	struct cu_range *r; /* sorted by lo */
 };
 
-struct mod {
-	Dwfl *dwfl; /* NULL: not usable */
-	Dwfl_Module *mod;
-	bool owner; /* another mapping may share the same Dwfl */
-	bool dwarf;
-	bool any_function, any_line;
-	struct cu_index *cus; /* owned with the Dwfl */
+/*
+ * One ELF symbol that may name code. Names point into the module's string
+ * tables, alive as long as its Dwfl.
+ */
+struct fsym {
+	GElf_Addr lo;	 /* ELF address (the module is at bias 0) */
+	GElf_Xword size; /* 0: a sizeless label */
+	const char *name;
+	int rank;	 /* binding_rank(); higher wins at one address */
+	/* highest lo + size over the sized symbols at or before this one */
+	GElf_Addr max_end;
+	/* the best sizeless symbol at the highest address at or below
+	 * this one that has any, or SIZE_MAX */
+	size_t label;
 };
+
+/*
+ * A module's symbols sorted by address, built on first use: the symbol of
+ * an address by binary search instead of dwfl_module_addrinfo(), which
+ * walks the whole table for every address (cc1 has 28k symbols).
+ */
+struct sym_index {
+	bool built;
+	size_t n;
+	struct fsym *s;
+};
+
+/*
+ * One loaded ELF file, kept across symbols_symbolize() calls: palloc-run
+ * symbolizes a profile per process, and a build runs cc1, as and libc
+ * dozens of times; loading them (inflating compressed DWARF, sorting the
+ * symbols) once instead of per profile is most of the time saved. The
+ * module is reported at bias 0: callers subtract each mapping's bias.
+ */
+struct modfile {
+	char *path; /* root + file name, as opened */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	bool dwarf;
+	struct cu_index cus;
+	struct sym_index syms;
+	unsigned long used; /* the cache's call count at the last use */
+	bool transient;	    /* dropped at the end of the call */
+};
+
+/* What a profile's mapping uses. */
+struct mod {
+	struct modfile *f; /* NULL: not usable */
+	uint64_t bias;	   /* runtime address minus ELF address */
+	bool any_function, any_line;
+};
+
+/* Files kept loaded between calls; the least recently used beyond this
+ * are dropped after each call. */
+#define CACHE_FILES 32
+
+static struct {
+	pthread_mutex_t lock; /* held through a whole symbols_symbolize() */
+	struct modfile **v;
+	size_t n, cap;
+	unsigned long calls;
+	bool atexit_done;
+} cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 struct symbolizer {
 	struct pprof_profile *p;
@@ -256,6 +316,151 @@ fail:
 	return -1;
 }
 
+static void modfile_free(struct modfile *f)
+{
+	if (!f)
+		return;
+	if (f->dwfl)
+		dwfl_end(f->dwfl);
+	free(f->cus.r);
+	free(f->syms.s);
+	free(f->path);
+	free(f);
+}
+
+/* Free the files kept loaded between calls. Not while symbolizing. */
+void symbols_cache_clear(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&cache.lock);
+	for (i = 0; i < cache.n; i++)
+		modfile_free(cache.v[i]);
+	free(cache.v);
+	cache.v = NULL;
+	cache.n = cache.cap = 0;
+	pthread_mutex_unlock(&cache.lock);
+}
+
+static void cache_clear_at_exit(void)
+{
+	symbols_cache_clear();
+}
+
+static int modfile_used_cmp(const void *a, const void *b)
+{
+	const struct modfile *x = *(struct modfile *const *)a;
+	const struct modfile *y = *(struct modfile *const *)b;
+
+	return x->used > y->used ? -1 : x->used < y->used;
+}
+
+/*
+ * Drop the files loaded for this call only, then the least recently used
+ * beyond CACHE_FILES. Lock held.
+ */
+static void cache_trim(void)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < cache.n; i++) {
+		if (cache.v[i]->transient)
+			modfile_free(cache.v[i]);
+		else
+			cache.v[n++] = cache.v[i];
+	}
+	cache.n = n;
+	if (cache.n <= CACHE_FILES)
+		return;
+	qsort(cache.v, cache.n, sizeof(*cache.v), modfile_used_cmp);
+	for (i = CACHE_FILES; i < cache.n; i++)
+		modfile_free(cache.v[i]);
+	cache.n = CACHE_FILES;
+}
+
+/*
+ * The loaded file at path (opened as fd) from the cache, or loaded now
+ * and cached. The same name, inode, size and modification time is taken
+ * as the same file. A file modified in the last seconds is loaded for
+ * this call only: rewritten in place within one tick of the clock (a
+ * fuzzer, cp over a library) it would look unchanged, so only files whose
+ * time is well past are trusted (git's "racy clean" rule). NULL with a
+ * warning when libdwfl cannot load it. Lock held.
+ */
+static struct modfile *modfile_get(struct symbolizer *s, const char *path,
+				   const char *file, int fd)
+{
+	struct modfile *f;
+	const char *base;
+	Dwarf_Addr dbias;
+	struct timespec now;
+	struct stat sb;
+	size_t i;
+
+	if (fstat(fd, &sb) < 0) {
+		/* not comparable: loaded for this call only */
+		memset(&sb, 0, sizeof(sb));
+		i = cache.n;
+	} else {
+		i = 0;
+	}
+	for (; i < cache.n; i++) {
+		f = cache.v[i];
+		if (f->dev == sb.st_dev && f->ino == sb.st_ino &&
+		    f->size == sb.st_size &&
+		    f->mtime.tv_sec == sb.st_mtim.tv_sec &&
+		    f->mtime.tv_nsec == sb.st_mtim.tv_nsec &&
+		    strcmp(f->path, path) == 0)
+			goto found;
+	}
+	if (cache.n == cache.cap) {
+		size_t cap = cache.cap ? 2 * cache.cap : 16;
+		struct modfile **nv = realloc(cache.v, cap * sizeof(*nv));
+
+		if (!nv)
+			goto nomem;
+		cache.v = nv;
+		cache.cap = cap;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f || !(f->path = strdup(path))) {
+		free(f);
+		goto nomem;
+	}
+	f->dev = sb.st_dev;
+	f->ino = sb.st_ino;
+	f->size = sb.st_size;
+	f->mtime = sb.st_mtim;
+	f->dwfl = dwfl_begin(&callbacks);
+	if (!f->dwfl)
+		goto fail;
+	base = strrchr(file, '/');
+	dwfl_report_begin(f->dwfl);
+	f->mod = dwfl_report_elf(f->dwfl, base ? base + 1 : file, path, -1, 0,
+				 true);
+	dwfl_report_end(f->dwfl, NULL, NULL);
+	if (!f->mod)
+		goto fail;
+	f->dwarf = dwfl_module_getdwarf(f->mod, &dbias) != NULL;
+	f->transient = !sb.st_ino ||
+		       clock_gettime(CLOCK_REALTIME, &now) < 0 ||
+		       sb.st_mtim.tv_sec >= now.tv_sec - 2;
+	if (!cache.atexit_done)
+		cache.atexit_done = atexit(cache_clear_at_exit) == 0;
+	cache.v[cache.n++] = f;
+found:
+	f->used = cache.calls;
+	return f;
+fail:
+	warn(s, "cannot load '%s': %s; not symbolized", path, dwfl_errmsg(-1));
+	modfile_free(f);
+	return NULL;
+nomem:
+	warn(s, "cannot load '%s': %s; not symbolized", path,
+	     strerror(ENOMEM));
+	return NULL;
+}
+
 /* Check the file behind mapping i and load it into libdwfl. */
 static void open_mapping(struct symbolizer *s, size_t i)
 {
@@ -265,8 +470,6 @@ static void open_mapping(struct symbolizer *s, size_t i)
 	const void *id;
 	ssize_t idlen;
 	uint64_t bias = 0;
-	const char *base;
-	Dwarf_Addr dbias;
 	Elf *elf;
 	size_t j;
 	int fd;
@@ -305,44 +508,166 @@ static void open_mapping(struct symbolizer *s, size_t i)
 		     path, (unsigned long long)m->offset);
 		goto out;
 	}
-	/* mappings of the same file at the same bias share one module */
-	for (j = 0; j < i; j++) {
-		const struct pprof_mapping *o = &s->p->mappings[j];
-		uint64_t obias;
-
-		if (s->mods[j].dwfl && o->file == m->file &&
-		    load_bias(elf, o, &obias) == 0 && obias == bias) {
-			*md = s->mods[j];
-			md->owner = false;
-			goto out;
-		}
+	md->f = modfile_get(s, path, m->file, fd);
+	md->bias = bias;
+	if (!md->f) {
+		s->st->mappings_missing++;
+		goto out;
 	}
-	md->dwfl = dwfl_begin(&callbacks);
-	if (!md->dwfl)
-		goto fail;
-	base = strrchr(m->file, '/');
-	dwfl_report_begin(md->dwfl);
-	md->mod = dwfl_report_elf(md->dwfl, base ? base + 1 : m->file, path, -1,
-				  bias, true);
-	dwfl_report_end(md->dwfl, NULL, NULL);
-	if (!md->mod)
-		goto fail;
-	md->owner = true;
-	md->cus = calloc(1, sizeof(*md->cus));
-	md->dwarf = dwfl_module_getdwarf(md->mod, &dbias) != NULL;
-	if (!md->dwarf)
+	/* counted once per file and bias, as it was loaded before */
+	for (j = 0; j < i; j++)
+		if (s->mods[j].f == md->f && s->mods[j].bias == bias)
+			goto out;
+	if (!md->f->dwarf)
 		s->st->mappings_no_dwarf++;
-	goto out;
-fail:
-	s->st->mappings_missing++;
-	warn(s, "cannot load '%s': %s; not symbolized", path, dwfl_errmsg(-1));
-	if (md->dwfl)
-		dwfl_end(md->dwfl);
-	md->dwfl = NULL;
 out:
 	if (elf)
 		elf_end(elf);
 	close(fd);
+}
+
+/* libdwfl's preference at one address: global, then weak, then local. */
+static int binding_rank(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+		return 3;
+	case STB_WEAK:
+		return 2;
+	case STB_LOCAL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Sort key: address, then best first (rank, smaller size, table order). */
+struct fsym_sort {
+	struct fsym f;
+	size_t order;
+};
+
+static int fsym_cmp(const void *a, const void *b)
+{
+	const struct fsym_sort *x = a, *y = b;
+
+	if (x->f.lo != y->f.lo)
+		return x->f.lo < y->f.lo ? -1 : 1;
+	if (x->f.rank != y->f.rank)
+		return x->f.rank > y->f.rank ? -1 : 1;
+	if (x->f.size != y->f.size)
+		return x->f.size < y->f.size ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/*
+ * Index the module's symbols (once), the ones dwfl_module_addrinfo()
+ * considers: named, defined, not section, file or TLS symbols. On ENOMEM
+ * the index stays empty and lookups fall back to dwfl_module_addrinfo().
+ */
+static void build_sym_index(struct modfile *md)
+{
+	struct sym_index *ix = &md->syms;
+	struct fsym_sort *t;
+	int i, n = dwfl_module_getsymtab(md->mod);
+	size_t k, cnt = 0, label = SIZE_MAX;
+	GElf_Addr max_end = 0;
+
+	ix->built = true;
+	if (n <= 1)
+		return;
+	t = malloc((size_t)n * sizeof(*t));
+	if (!t)
+		return;
+	for (i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		int type;
+		const char *name = dwfl_module_getsym_info(
+			md->mod, i, &sym, &addr, &shndx, NULL, NULL);
+
+		type = GELF_ST_TYPE(sym.st_info);
+		if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
+		    type == STT_SECTION || type == STT_FILE || type == STT_TLS)
+			continue;
+		t[cnt].f.lo = addr;
+		t[cnt].f.size = sym.st_size;
+		t[cnt].f.name = name;
+		t[cnt].f.rank = binding_rank(&sym);
+		/* libdwfl searches the global symbols before the local */
+		t[cnt].order = (GELF_ST_BIND(sym.st_info) == STB_LOCAL ?
+				(size_t)n : 0) + (size_t)i;
+		cnt++;
+	}
+	qsort(t, cnt, sizeof(*t), fsym_cmp);
+	ix->s = malloc((cnt ? cnt : 1) * sizeof(*ix->s));
+	if (!ix->s) {
+		free(t);
+		return;
+	}
+	for (k = 0; k < cnt; k++) {
+		struct fsym *f = &ix->s[k];
+
+		*f = t[k].f;
+		if (f->size && f->lo + f->size > max_end)
+			max_end = f->lo + f->size;
+		/* the best of the last address with labels: its first */
+		if (!f->size && (label == SIZE_MAX || ix->s[label].lo != f->lo))
+			label = k;
+		f->max_end = max_end;
+		f->label = label;
+	}
+	ix->n = cnt;
+	free(t);
+}
+
+/*
+ * The symbol name at addr, as dwfl_module_addrinfo() would choose it: the
+ * closest sized symbol that contains addr (at one address the best
+ * binding, then the smallest), else the closest sizeless label if no sized
+ * symbol at or below it reaches it.
+ */
+static const char *symbol_at(struct modfile *md, uint64_t addr)
+{
+	struct sym_index *ix = &md->syms;
+	const struct fsym *best = NULL;
+	size_t lo = 0, hi, k;
+	GElf_Off off;
+	GElf_Sym esym;
+
+	if (!ix->built)
+		build_sym_index(md);
+	if (!ix->s)
+		return dwfl_module_addrinfo(md->mod, addr, &off, &esym, NULL,
+					    NULL, NULL);
+	hi = ix->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->s[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	/* walk down while some symbol at or below still reaches addr;
+	 * at one address the best comes first, so is met last */
+	for (k = lo; k > 0 && ix->s[k - 1].max_end > addr; k--) {
+		const struct fsym *f = &ix->s[k - 1];
+
+		if (best && f->lo != best->lo)
+			break;
+		if (f->size && addr - f->lo < f->size)
+			best = f;
+	}
+	if (best)
+		return best->name;
+	k = ix->s[lo - 1].label;
+	if (k == SIZE_MAX || ix->s[k].lo < ix->s[lo - 1].max_end)
+		return NULL;
+	return ix->s[k].name;
 }
 
 static const char *die_string(Dwarf_Die *die, unsigned int name)
@@ -372,7 +697,14 @@ static uint64_t die_function(struct symbolizer *s, Dwarf_Die *die,
 	if (!file)
 		file = dwarf_decl_file(die);
 	dwarf_decl_line(die, &line);
-	shown = linkage ? symbols_demangle(s->p, linkage) : name;
+	/* a C function behind an asm label (glibc's hidden aliases, such
+	 * as __GI_setlocale) shows its source name; the label stays the
+	 * system name */
+	if (linkage && name && strncmp(linkage, "_Z", 2) != 0 &&
+	    strncmp(linkage, "_R", 2) != 0)
+		shown = pprof_intern(s->p, name);
+	else
+		shown = linkage ? symbols_demangle(s->p, linkage) : name;
 	if (!shown)
 		return 0;
 	return pprof_add_function(s->p, shown, linkage ? linkage : name, file,
@@ -404,9 +736,9 @@ static int cu_range_cmp(const void *a, const void *b)
 }
 
 /* Index every CU's address ranges (once per module). */
-static void build_cu_index(struct mod *md)
+static void build_cu_index(struct modfile *md)
 {
-	struct cu_index *ix = md->cus;
+	struct cu_index *ix = &md->cus;
 	Dwarf_Die *cu = NULL;
 	Dwarf_Addr bias;
 	size_t cap = 0;
@@ -441,15 +773,15 @@ static void build_cu_index(struct mod *md)
  * which clang does not emit by default (and libdw 0.188 does not rebuild);
  * without it, the CUs' own ranges are indexed and searched.
  */
-static Dwarf_Die *find_cu(struct mod *md, uint64_t addr, Dwarf_Addr *bias,
-			  Dwarf_Die *mem)
+static Dwarf_Die *find_cu(struct modfile *md, uint64_t addr,
+			  Dwarf_Addr *bias, Dwarf_Die *mem)
 {
 	Dwarf_Die *cu = dwfl_module_addrdie(md->mod, addr, bias);
-	struct cu_index *ix = md->cus;
+	struct cu_index *ix = &md->cus;
 	Dwarf *dw;
 	size_t lo = 0, hi;
 
-	if (cu || !ix)
+	if (cu)
 		return cu;
 	dw = dwfl_module_getdwarf(md->mod, bias);
 	if (!dw)
@@ -523,8 +855,9 @@ static int scope_chain(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *chain,
  * and *lt_line get the line table's answer, for a caller that finds no
  * function DIE but still wants a file and line.
  */
-static size_t dwarf_lines(struct symbolizer *s, struct mod *md, uint64_t addr,
-			  const char *sym, struct pprof_line *lines,
+static size_t dwarf_lines(struct symbolizer *s, struct modfile *md,
+			  uint64_t addr, const char *sym,
+			  struct pprof_line *lines,
 			  const char **lt_file, int *lt_line)
 {
 	Dwarf_Die chain[MAX_SCOPES], cu_mem;
@@ -578,17 +911,16 @@ static void symbolize_location(struct symbolizer *s, struct pprof_location *l)
 	struct mod *md = &s->mods[l->mapping_id - 1];
 	struct pprof_line lines[MAX_FRAMES];
 	const char *sym;
-	GElf_Off off;
-	GElf_Sym esym;
 	size_t n = 0;
 	uint64_t id = l->id;
+	/* the file's module is loaded at bias 0 */
+	uint64_t addr = l->address - md->bias;
 	const char *file = NULL;
 	int line = 0;
 
-	sym = dwfl_module_addrinfo(md->mod, l->address, &off, &esym, NULL, NULL,
-				   NULL);
-	if (md->dwarf)
-		n = dwarf_lines(s, md, l->address, sym, lines, &file, &line);
+	sym = symbol_at(md->f, addr);
+	if (md->f->dwarf)
+		n = dwarf_lines(s, md->f, addr, sym, lines, &file, &line);
 	if (n == 0 && sym) {
 		/* the symbol, with the line table's file and line if any */
 		const char *name = symbols_demangle(s->p, sym);
@@ -629,6 +961,9 @@ int symbols_symbolize(struct pprof_profile *p, const char *root,
 	if (!s.mods)
 		return msg_set_errno(ENOMEM, "cannot symbolize profile");
 	elf_version(EV_CURRENT);
+	/* the cached Dwfl handles are not for two threads at once */
+	pthread_mutex_lock(&cache.lock);
+	cache.calls++;
 	debug_root = s.root;
 	for (i = 0; i < p->n_mappings; i++) {
 		if (p->mappings[i].file[0] != '/')
@@ -642,30 +977,26 @@ int symbols_symbolize(struct pprof_profile *p, const char *root,
 		if (!l->mapping_id || l->n_lines)
 			continue;
 		st->locations++;
-		if (s.mods[l->mapping_id - 1].dwfl)
+		if (s.mods[l->mapping_id - 1].f)
 			symbolize_location(&s, l);
 	}
 	for (i = 0; i < p->n_mappings; i++) {
 		struct pprof_mapping *m = &p->mappings[i];
 		struct mod *md = &s.mods[i];
 
-		if (!md->dwfl)
+		if (!md->f)
 			continue;
 		if (md->any_function)
 			m->has_functions = true;
-		if (md->dwarf && md->any_line) {
+		if (md->f->dwarf && md->any_line) {
 			m->has_filenames = true;
 			m->has_line_numbers = true;
 			m->has_inline_frames = true;
 		}
-		if (md->owner) {
-			dwfl_end(md->dwfl);
-			if (md->cus)
-				free(md->cus->r);
-			free(md->cus);
-		}
 	}
 	debug_root = NULL;
+	cache_trim();
+	pthread_mutex_unlock(&cache.lock);
 	free(s.mods);
 	return 0;
 }

@@ -21,8 +21,13 @@
  * return address - 1); each module's load bias comes from its mapping
  * (start, offset) and the ELF's PT_LOAD headers.
  *
- * Not thread-safe per profile (libdw itself is). Library code: no output;
- * warnings go through the optional callback in symbols_stats.
+ * The files loaded stay loaded for the next call (a build symbolizes one
+ * profile per process, most of them of the same cc1, as and libc): up to
+ * 32 files, the least recently used dropped first, all freed at exit or by
+ * symbols_cache_clear(). A file is reused when its path (under root),
+ * inode, size and modification time are the same. Calls from several
+ * threads are serialized on that cache. Library code: no output; warnings
+ * go through the optional callback in symbols_stats.
  */
 
 struct symbols_stats {
@@ -49,6 +54,12 @@ struct symbols_stats {
  */
 int symbols_symbolize(struct pprof_profile *p, const char *root,
 		      struct symbols_stats *st);
+
+/*
+ * Free the files symbols_symbolize() keeps loaded between calls (also done
+ * at exit). Optional: for a caller that wants the memory back now.
+ */
+void symbols_cache_clear(void);
 
 /*
  * Remove all symbol information (--no-symbolize): every location loses its

@@ -42,6 +42,14 @@ static __attribute__((noinline)) int sym_leaf(int x)
 	return x * 3 + 1;
 }
 
+/* Like glibc's hidden aliases (__GI_setlocale): DWARF has the asm label as
+ * its linkage name. */
+int sym_labeled(int x) __asm__("sym_label_asm");
+__attribute__((noinline, visibility("hidden"))) int sym_labeled(int x)
+{
+	return x * 5 + 2;
+}
+
 struct mapbuf {
 	struct pprof_mapping m;
 	char file[4096], id[256];
@@ -224,6 +232,52 @@ int main(void)
 			       "/proc/PID/map_files");
 		if (fd >= 0)
 			close(fd);
+		pprof_free(q);
+	}
+
+	/* an asm label shows the source name, the label as system name */
+	{
+		struct pprof_profile *q = pprof_new(NULL);
+		uint64_t m = pprof_add_mapping(q, &self.m);
+		uint64_t id = pprof_add_location(
+			q, m, (uintptr_t)sym_labeled + 1, NULL, 0);
+
+		int r = symbols_symbolize(q, "", NULL);
+
+		l = &q->locations[id - 1];
+		tap_ok(sym_labeled(1) == 7 && r == 0 && l->n_lines == 1 &&
+			       strcmp(fn(q, l, 0)->name, "sym_labeled") == 0 &&
+			       strcmp(fn(q, l, 0)->system_name,
+				      "sym_label_asm") == 0,
+		       "an asm label: name %s, system name %s",
+		       l->n_lines ? fn(q, l, 0)->name : "-",
+		       l->n_lines ? fn(q, l, 0)->system_name : "-");
+		pprof_free(q);
+	}
+
+	/* the file stays loaded between calls, for other processes too:
+	 * the same file mapped elsewhere (another load bias) */
+	{
+		struct pprof_profile *q = pprof_new(NULL);
+		struct pprof_mapping moved = self.m;
+		uint64_t shift = 0x10000000, m, id, id2;
+
+		moved.start += shift;
+		moved.limit += shift;
+		m = pprof_add_mapping(q, &moved);
+		id = pprof_add_location(q, m, (uintptr_t)sym_leaf + 1 + shift,
+					NULL, 0);
+		id2 = pprof_add_location(q, m, (uintptr_t)ret_addr - 1 + shift,
+					 NULL, 0);
+		tap_ok(symbols_symbolize(q, "", NULL) == 0 &&
+			       q->locations[id - 1].n_lines == 1 &&
+			       strcmp(fn(q, &q->locations[id - 1], 0)->name,
+				      "sym_leaf") == 0 &&
+			       q->locations[id2 - 1].n_lines == 2 &&
+			       q->locations[id2 - 1].lines[0].line == line_inl,
+		       "another load bias of a loaded file: same names, lines");
+		symbols_cache_clear();
+		symbols_cache_clear();
 		pprof_free(q);
 	}
 
