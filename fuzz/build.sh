@@ -21,7 +21,7 @@ printf '#define _GNU_SOURCE 1\n#define PACKAGE_VERSION "fuzz"\n' \
 build() {
 	name=$1 pkgs=$2 libs=$3
 	shift 3
-	cflags= ldlibs=
+	cflags='' ldlibs=''
 	if [ -n "$pkgs" ]; then
 		# shellcheck disable=SC2086
 		cflags=$(pkg-config --cflags $pkgs)
@@ -39,28 +39,30 @@ build() {
 pprof="$lc/pprof.c $lc/pprof_codec.c $out/proto/profile.pb-c.c"
 all="pprof_decode_fuzz procfs_fuzz cgroup_fuzz http_request_fuzz
 http_response_fuzz mallinfo_xml_fuzz num_fuzz symbols_fuzz"
-for t in ${*:-$all}; do
+# shellcheck disable=SC2086
+[ $# -gt 0 ] || set -- $all
+for t in "$@"; do
 	case $t in
 	pprof_decode_fuzz)
 		# shellcheck disable=SC2086
-		build $t "libprotobuf-c zlib" "" "$here/$t.c" $pprof \
+		build "$t" "libprotobuf-c zlib" "" "$here/$t.c" $pprof \
 			"$lc/msg.c" ;;
 	procfs_fuzz)
-		build $t jansson "" "$here/$t.c" "$here/fuzz_util.c" \
+		build "$t" jansson "" "$here/$t.c" "$here/fuzz_util.c" \
 			"$lc/procfs.c" "$lc/json.c" "$lc/prom.c" "$lc/msg.c" ;;
 	cgroup_fuzz)
-		build $t jansson "" "$here/$t.c" "$here/fuzz_util.c" \
+		build "$t" jansson "" "$here/$t.c" "$here/fuzz_util.c" \
 			"$lc/cgroup.c" "$lc/procfs.c" "$lc/json.c" \
 			"$lc/prom.c" "$lc/num.c" "$lc/msg.c" ;;
 	http_request_fuzz | http_response_fuzz)
-		build $t "" "" "$here/$t.c" "$lc/http.c" "$lc/msg.c" ;;
+		build "$t" "" "" "$here/$t.c" "$lc/http.c" "$lc/msg.c" ;;
 	mallinfo_xml_fuzz)
-		build $t jansson -ldl "$here/$t.c" ;;
+		build "$t" jansson -ldl "$here/$t.c" ;;
 	num_fuzz)
-		build $t "" "" "$here/$t.c" "$lc/num.c" "$lc/msg.c" ;;
+		build "$t" "" "" "$here/$t.c" "$lc/num.c" "$lc/msg.c" ;;
 	symbols_fuzz)
 		# shellcheck disable=SC2086
-		build $t "libprotobuf-c zlib libelf libdw" -lstdc++ \
+		build "$t" "libprotobuf-c zlib libelf libdw" -lstdc++ \
 			"$here/$t.c" "$here/fuzz_util.c" "$lc/symbols.c" \
 			$pprof "$lc/msg.c" ;;
 	*)

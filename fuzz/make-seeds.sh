@@ -65,7 +65,7 @@ v1() {
 		cat "$1/$f" 2>/dev/null || true
 	done
 }
-mi2='25 24 0:23 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate'
+mi2='25 24 0:23 / /sys/fs/cgroup rw shared:4 - cgroup2 cgroup2 rw,nsdelegate'
 mi1='35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory'
 c2=$fx/sysroot-cgroup2/sys/fs/cgroup
 for dir in "$c2/user.slice/app.service" "$c2/floor.slice" "$c2"; do
@@ -115,10 +115,19 @@ printf 'GET /debug/pprof/profile?seconds=30 HTTP/1.1\r\n' >"$d/partial"
 # ---- http_response_fuzz
 d=$out/http_response_fuzz
 mkdir -p "$d"
-printf 'HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}' >"$d/ok"
-printf 'HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n\r\nno such path\n' >"$d/404"
+printf '%s\r\n' 'HTTP/1.0 200 OK' 'Content-Type: application/json' \
+	'Content-Length: 2' 'Connection: close' '' >"$d/ok"
+printf '{}' >>"$d/ok"
+printf '%s\r\n' 'HTTP/1.1 404 Not Found' 'Content-Type: text/plain' '' \
+	>"$d/404"
+printf 'no such path\n' >>"$d/404"
 printf 'HTTP/1.0 200 OK\nContent-Length: 5\n\nabc' >"$d/short"
 printf 'HTTP/1.0 500 Internal Server Error\r\n\r\n' >"$d/empty"
+# over the 64 KiB first buffer, last byte odd: the target's 16-byte cap
+{
+	printf 'HTTP/1.0 200 OK\r\n\r\n'
+	head -c 70000 /dev/zero | tr '\0' a
+} >"$d/large"
 
 # ---- mallinfo_xml_fuzz: a program with a few threads' arenas
 d=$out/mallinfo_xml_fuzz
@@ -181,15 +190,18 @@ int fuzz_entry(int x)
 	return mid(x) * 2;
 }
 C
-cc -g -O1 -shared -fPIC -nostdlib -Wl,-e,fuzz_entry -o "$d/dwarf.so" "$tmp/lib.c"
-cc -g -O1 -shared -fPIC -nostdlib -Wl,-e,fuzz_entry -Wl,--build-id -o "$tmp/s.so" "$tmp/lib.c"
-strip -o "$d/stripped.so" "$tmp/s.so"
-cc -g1 -O1 -shared -fPIC -nostdlib -Wl,-e,fuzz_entry -gdwarf-4 -o "$d/dwarf4.so" "$tmp/lib.c"
-cc -O1 -shared -fPIC -nostdlib -Wl,-e,fuzz_entry -o "$d/symtab.so" "$tmp/lib.c"
-if command -v clang >/dev/null; then
-	clang -g -O1 -shared -fPIC -nostdlib -Wl,-e,fuzz_entry -gdwarf-5 -o "$d/clang5.so" \
-		"$tmp/lib.c"
-fi
+so='-O1 -shared -fPIC -nostdlib -Wl,-e,fuzz_entry'
+# shellcheck disable=SC2086
+{
+	cc -g $so -o "$d/dwarf.so" "$tmp/lib.c"
+	cc -g $so -Wl,--build-id -o "$tmp/s.so" "$tmp/lib.c"
+	strip -o "$d/stripped.so" "$tmp/s.so"
+	cc -g1 -gdwarf-4 $so -o "$d/dwarf4.so" "$tmp/lib.c"
+	cc $so -o "$d/symtab.so" "$tmp/lib.c"
+	if command -v clang >/dev/null; then
+		clang -g -gdwarf-5 $so -o "$d/clang5.so" "$tmp/lib.c"
+	fi
+}
 for t in "$out"/*_fuzz; do
 	echo "${t##*/}: $(ls "$t" | wc -l) seed files"
 done
