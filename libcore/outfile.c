@@ -9,12 +9,20 @@
 
 int outfile_open(struct outfile *o, const char *path)
 {
+	struct stat st;
 	mode_t mask;
 	int fd;
 
 	memset(o, 0, sizeof(*o));
 	if (!path || strcmp(path, "-") == 0) {
 		o->fp = stdout;
+		return 0;
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		o->fp = fopen(path, "we");
+		if (!o->fp)
+			return msg_set_errno(errno, "cannot open '%s'", path);
+		o->direct = true;
 		return 0;
 	}
 	o->path = strdup(path);
@@ -52,6 +60,14 @@ int outfile_commit(struct outfile *o)
 {
 	int e = 0;
 
+	if (o->direct) {
+		if (fflush(o->fp) != 0 || ferror(o->fp))
+			e = errno ? errno : EIO;
+		if (fclose(o->fp) != 0 && !e)
+			e = errno;
+		memset(o, 0, sizeof(*o));
+		return e ? msg_set_errno(e, "write error") : 0;
+	}
 	if (!o->path) {
 		if (fflush(o->fp) != 0 && errno != EPIPE)
 			return msg_set_errno(errno, "write error");
@@ -75,6 +91,8 @@ int outfile_commit(struct outfile *o)
 
 void outfile_abort(struct outfile *o)
 {
+	if (o->direct)
+		fclose(o->fp);
 	if (o->path) {
 		fclose(o->fp);
 		unlink(o->tmp);

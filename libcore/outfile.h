@@ -9,12 +9,15 @@ struct outfile {
 	FILE *fp;   /* write here */
 	char *path; /* final name, NULL for stdout */
 	char *tmp;  /* temporary name in the same directory */
+	bool direct; /* PATH is no regular file: written in place */
 };
 
 /*
  * Open PATH for writing ("-" or NULL: stdout). The data goes to
  * PATH.tmp.XXXXXX in PATH's directory (mode 0644 less umask) until
- * outfile_commit(). Returns 0, or -1 with msg_set() naming the path and
+ * outfile_commit(). A PATH that exists and is not a regular file (/dev/null,
+ * a FIFO, a terminal) is written in place: renaming over it would replace a
+ * device node with a file. Returns 0, or -1 with msg_set() naming the path and
  * errno's reason. Not thread-safe per object.
  */
 int outfile_open(struct outfile *o, const char *path);

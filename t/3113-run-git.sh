@@ -32,7 +32,9 @@ git gc -q
 git count-objects -v | grep -E '^(count|in-pack|packs):'
 git log --oneline
 SEOF
-# Fixed dates and identity: the same commit ids in every run.
+# Fixed dates and identity: the same commit ids in every run. (stdin is
+# /dev/null below: git gc's repack would otherwise read whatever make check
+# left on it as revisions.)
 GIT_AUTHOR_DATE=2020-01-01T00:00:00Z GIT_COMMITTER_DATE=2020-01-01T00:00:00Z
 GIT_AUTHOR_NAME=T GIT_AUTHOR_EMAIL=t@example.org GIT_COMMITTER_NAME=T
 GIT_COMMITTER_EMAIL=t@example.org HOME=$T GIT_CONFIG_NOSYSTEM=1
@@ -42,7 +44,7 @@ export GIT_AUTHOR_DATE GIT_COMMITTER_DATE GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL \
 # No background gc or maintenance that could outlive palloc-run.
 printf '[gc]\n\tautoDetach = false\n' >"$HOME/.gitconfig"
 
-mkdir base && cp -r src work.sh base/ && (cd base && bash work.sh) \
+mkdir base && cp -r src work.sh base/ && (cd base && bash work.sh </dev/null) \
 	>base.out 2>base.err
 base_rc=$?
 diag "without palloc: exit $base_rc, $(tr '\n' ' ' <base.out)"
@@ -52,7 +54,7 @@ for rate in default 1; do
 	[ "$rate" = default ] || set -- -r "$rate"
 	mkdir run.$rate prof.$rate && cp -r src work.sh run.$rate/ || exit 99
 	(cd run.$rate && GIT_TRACE=$T/trace.$rate palloc-run "$@" \
-		-o "$T/prof.$rate/p.%e.%p.pb.gz" bash work.sh) >out 2>err
+		-o "$T/prof.$rate/p.%e.%p.pb.gz" bash work.sh </dev/null) >out 2>err
 	rc=$?
 	check "rate $rate: same exit status ($rc)" [ "$rc" -eq "$base_rc" ]
 	check "rate $rate: same output" cmp -s out base.out
@@ -60,7 +62,7 @@ for rate in default 1; do
 	ngit=$(grep -c 'trace: built-in: git' trace.$rate)
 	set -- prof.$rate/p.git.*.pb.gz
 	check "rate $rate: one profile per git process ($# for $ngit)" \
-		[ "$#" -eq "$ngit" -a "$ngit" -ge 15 ]
+		[ "$#" -eq "$ngit" -a "$ngit" -ge 8 ]
 	check_many "rate $rate" "$T/prof.$rate" err
 	diag "rate $rate: $nprof profiles, the largest ${largest#$T/}"
 	check_real "git, rate $rate" "$largest" err ' [A-Za-z_][A-Za-z_0-9]*$' \

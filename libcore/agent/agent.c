@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <signal.h>
 #include <sys/auxv.h>
@@ -635,13 +636,26 @@ static void expand_output(char *out, size_t cap, uint64_t seq)
 }
 
 /* Write p to path atomically: a temporary name in the same directory,
- * then rename. 0 or -1 with errno and msg_set(). */
+ * then rename. A path that exists and is not a regular file (/dev/null, a
+ * FIFO) is written in place: renaming over it would replace a device node.
+ * 0 or -1 with errno and msg_set(). */
 static int write_atomically(const struct pprof_profile *p, const char *path)
 {
 	char tmp[PATH_MAX + 32];
 	struct fmt_buf b;
+	struct stat st;
 	int fd, rc, err;
 
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return msg_set_errno(errno, "cannot open '%s'", path);
+		rc = pprof_write_fd(p, fd);
+		err = errno;
+		close(fd);
+		errno = err;
+		return rc;
+	}
 	fmt_init(&b, tmp, sizeof(tmp));
 	fmt_append(&b, "%s.tmp.%d", path, (int)getpid());
 	if (b.truncated) {
