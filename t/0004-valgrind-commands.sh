@@ -48,8 +48,11 @@ palloc-run -q -r 1 -o base.pb.gz -- "$truth" 2>/dev/null &&
 	palloc-run -q -r 1 --no-symbolize -o raw.pb.gz -- "$truth" \
 		2>/dev/null || skip_all "palloc-run on examples/truth failed"
 printf 'no protobuf here\n' | gzip >broken.pb.gz
+true &
+dead=$!
+wait $dead
 
-plan 44
+plan 52
 
 # palloc-run itself: the program runs natively with the agent, then
 # palloc-run symbolizes the profile under memcheck.
@@ -58,6 +61,10 @@ vg 0 "palloc-run -r 1 on examples/truth" \
 	palloc-run -r 1 -o run.pb.gz -- "$truth"
 check "palloc-run summary names the top site" \
 	grep -q 'wrote run.pb.gz:.*top inuse: keep_medium' "err.$_vg"
+vg 0 "palloc-run --peak --exact -i 1" palloc-run -q -r 1 --peak --exact -i 1 \
+	-o pk.%n.pb.gz -- "$truth"
+vg 127 "palloc-run on a missing program exits 127" \
+	palloc-run -- ./no-such-program
 
 # palloc-diff
 vg 0 "palloc-diff two profiles" palloc-diff base.pb.gz new.pb.gz
@@ -69,6 +76,16 @@ vg 0 "palloc-diff -o" palloc-diff -q -o diff.pb.gz base.pb.gz new.pb.gz
 check "palloc-diff -o wrote a profile" test -s diff.pb.gz
 vg 2 "palloc-diff on a broken file exits 2" \
 	palloc-diff base.pb.gz broken.pb.gz
+if command -v diff-mkprof >/dev/null; then
+	echo 'sample 1 100 1 100 ; 0x1000=leak@app.c:12 main' |
+		diff-mkprof small.pb.gz &&
+		echo 'sample 2 9000 2 9000 ; 0x1000=leak@app.c:12 main' |
+		diff-mkprof big.pb.gz
+	vg 1 "palloc-diff --fail-on-growth exits 1 on growth" \
+		palloc-diff --fail-on-growth 1k small.pb.gz big.pb.gz
+else
+	skip "t/helper/diff-mkprof not built"
+fi
 
 # palloc-dump on files
 vg 0 "palloc-dump FILE" palloc-dump base.pb.gz
@@ -98,6 +115,9 @@ vg 0 "palloc-smaps --sysroot listing" palloc-smaps --sysroot "$F/sysroot-cgroup2
 vg 2 "palloc-smaps --sysroot sysroot-garbage 600 603 exits 2" \
 	palloc-smaps --sysroot "$F/sysroot-garbage" --json 600 603
 
+vg 0 "palloc-smaps --watch" palloc-smaps -w 0.1 -c 2 $$
+vg 2 "palloc-smaps on a dead pid exits 2" palloc-smaps --json $dead
+
 # palloc-cgroup
 vg_like palloc-cgroup --json
 vg_like palloc-cgroup --prom
@@ -109,6 +129,10 @@ vg 0 "palloc-cgroup --sysroot --prom" \
 	palloc-cgroup --sysroot "$F/sysroot-v1" --prom
 vg 2 "palloc-cgroup --sysroot sysroot-garbage exits 2" \
 	palloc-cgroup --sysroot "$F/sysroot-garbage" --json
+vg 0 "palloc-cgroup --watch" palloc-cgroup --sysroot "$F/sysroot-cgroup2" \
+	-w 0.1 -c 2
+vg 2 "palloc-mallinfo on a dead pid exits 2" palloc-mallinfo $dead
+vg 2 "palloc-dump on a dead pid exits 2" palloc-dump $dead
 
 # Against a live agent: the listings and the socket clients. The leaker
 # runs natively, its socket in a directory of our own.
