@@ -52,7 +52,7 @@ true &
 dead=$!
 wait $dead
 
-plan 52
+plan 55
 
 # palloc-run itself: the program runs natively with the agent, then
 # palloc-run symbolizes the profile under memcheck.
@@ -141,8 +141,9 @@ if leaker=$(command -v leaker); then
 	LD_PRELOAD=$PALLOC_AGENT "$leaker" --seconds 60 --rate 4194304 \
 		2>/dev/null &
 	pid=$!
-	trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cd /; rm -rf "$T"' \
-		EXIT
+	server=
+	trap 'kill $pid $server 2>/dev/null; wait $pid $server 2>/dev/null
+		cd /; rm -rf "$T"' EXIT
 	retry 50 0.1 palloc-dump --stats --json $pid >/dev/null 2>&1
 	# The listings also see /tmp/palloc-UID: a short --timeout bounds
 	# the wait on stopped agents of other programs there.
@@ -159,9 +160,33 @@ if leaker=$(command -v leaker); then
 	check "palloc-mallinfo names glibc" \
 		jqe '.allocator == "glibc"' "out.$_vg"
 	vg 0 "palloc-mallinfo --prom PID" palloc-mallinfo --prom $pid
+	# palloc-dump --serve under memcheck: /metrics and a profile over
+	# HTTP, then SIGTERM, which it answers with a clean exit.
+	if command -v curl >/dev/null; then
+		valgrind -q --error-exitcode=99 --leak-check=full \
+			--errors-for-leak-kinds=definite --track-fds=no \
+			--log-file=vg.serve palloc-dump --timeout 5 \
+			--serve 127.0.0.1:0 $pid >/dev/null 2>serve.err &
+		server=$!
+		retry 100 0.2 grep -q 'serving http' serve.err
+		url=$(sed -n 's|.*serving \(http://[^ ]*\)/$|\1|p' serve.err)
+		curl -sf "$url/metrics" >metrics.txt
+		check "palloc-dump --serve /metrics names the leaker" \
+			grep -q "^palloc_alloc_total{pid=\"$pid\"" metrics.txt
+		curl -sf -o served.pb.gz "$url/debug/pprof/heap?pid=$pid"
+		check "palloc-dump --serve sends a profile" test -s served.pb.gz
+		kill -TERM $server
+		wait $server
+		_rc=$?
+		check "palloc-dump --serve: no memcheck error (exit $_rc)" \
+			test $_rc -eq 0 -a ! -s vg.serve
+		sed 's/^/# /' vg.serve | head -40
+	else
+		skip "curl not installed" && skip && skip
+	fi
 	kill $pid 2>/dev/null
 else
-	for _i in 1 2 3 4 5 6 7 8 9 10; do
+	for _i in 1 2 3 4 5 6 7 8 9 10 11 12 13; do
 		skip "examples/leaker not built"
 	done
 fi
