@@ -136,18 +136,6 @@ pid1=$pid
 p=$(exit_profile r1 $pid1)
 raw_values "$p" r1/exit.txt
 keep=$((1000 * 4321))
-# todo DESC CMD...: a known failure (TAP TODO). The difference exceeds the
-# live objects by about the number of short threads: the free of each
-# one's pthread key block, in a key destructor that runs after the agent's
-# own thread-exit destructor, is not counted in free_count.
-todo() {
-	_d=$1
-	shift
-	if "$@"; then ok "$_d"; else
-		_n=$((_n + 1))
-		echo "not ok $_n - $_d # TODO frees in key destructors uncounted"
-	fi
-}
 check "rate 1: the 1000 kept blocks of 4321 bytes are one exact sample" \
 	grep -Eq "^[0-9]+ [0-9]+ 1000 $keep( |\$)" r1/exit.txt
 [ -s r1/exit.txt ] && diag "$(sort -t' ' -k3,3nr r1/exit.txt | head -3)"
@@ -161,8 +149,11 @@ live=$(awk '{ s += $3 } END { print s + 0 }' r1/exit.txt)
 diag "rate 1: agent alloc_count $ac free_count $fc (difference" \
 	"$((ac - fc))), inuse objects in the exit profile $live;" \
 	"the program's own allocs $ta frees $tf"
-todo "rate 1: alloc_count - free_count = inuse objects in the profile" \
-	test "$((ac - fc))" -eq "$live"
+# Within a few: blocks from before the agent's start are counted, not
+# sampled. Without counting the frees in the program's key destructors
+# (after the agent's own), it is off by one per short thread: thousands.
+check "rate 1: alloc_count - free_count = inuse objects in the profile, +-8" \
+	test "$((ac - fc - live))" -le 8 -a "$((ac - fc - live))" -ge -8
 check "rate 1: alloc_count >= the program's own allocations" \
 	test "$ac" -ge "$ta"
 check "rate 1: free_count >= the program's own frees" test "$fc" -ge "$tf"

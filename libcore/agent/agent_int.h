@@ -51,6 +51,7 @@ struct agent_thread {
 	uint64_t samples;
 	int state;	   /* enum agent_thread_state */
 	bool warm;	   /* one sample done: unwinder caches built */
+	unsigned char exit_rounds; /* key destructor calls at thread exit */
 	bool agent_thread; /* started by the agent: never counts reentries */
 	char name[STACKTAB_THREAD_NAME];
 	uint64_t name_time_ns; /* when name was read (coarse clock) */
