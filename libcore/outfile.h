@@ -6,9 +6,9 @@
 #include "common.h"
 
 struct outfile {
-	FILE *fp;   /* write here */
-	char *path; /* final name, NULL for stdout */
-	char *tmp;  /* temporary name in the same directory */
+	FILE *fp;    /* write here */
+	char *path;  /* final name, NULL for stdout */
+	char *tmp;   /* temporary name in the same directory */
 	bool direct; /* PATH is no regular file: written in place */
 };
 

@@ -44,7 +44,7 @@ struct fsym {
 	GElf_Addr lo;	 /* ELF address (the module is at bias 0) */
 	GElf_Xword size; /* 0: a sizeless label */
 	const char *name;
-	int rank;	 /* binding_rank(); higher wins at one address */
+	int rank; /* binding_rank(); higher wins at one address */
 	/* highest lo + size over the sized symbols at or before this one */
 	GElf_Addr max_end;
 	/* the best sizeless symbol at the highest address at or below
@@ -442,8 +442,7 @@ static struct modfile *modfile_get(struct symbolizer *s, const char *path,
 	if (!f->mod)
 		goto fail;
 	f->dwarf = dwfl_module_getdwarf(f->mod, &dbias) != NULL;
-	f->transient = !sb.st_ino ||
-		       clock_gettime(CLOCK_REALTIME, &now) < 0 ||
+	f->transient = !sb.st_ino || clock_gettime(CLOCK_REALTIME, &now) < 0 ||
 		       sb.st_mtim.tv_sec >= now.tv_sec - 2;
 	if (!cache.atexit_done)
 		cache.atexit_done = atexit(cache_clear_at_exit) == 0;
@@ -456,8 +455,7 @@ fail:
 	modfile_free(f);
 	return NULL;
 nomem:
-	warn(s, "cannot load '%s': %s; not symbolized", path,
-	     strerror(ENOMEM));
+	warn(s, "cannot load '%s': %s; not symbolized", path, strerror(ENOMEM));
 	return NULL;
 }
 
@@ -596,8 +594,10 @@ static void build_sym_index(struct modfile *md)
 		t[cnt].f.name = name;
 		t[cnt].f.rank = binding_rank(&sym);
 		/* libdwfl searches the global symbols before the local */
-		t[cnt].order = (GELF_ST_BIND(sym.st_info) == STB_LOCAL ?
-				(size_t)n : 0) + (size_t)i;
+		t[cnt].order =
+			(GELF_ST_BIND(sym.st_info) == STB_LOCAL ? (size_t)n
+								: 0) +
+			(size_t)i;
 		cnt++;
 	}
 	qsort(t, cnt, sizeof(*t), fsym_cmp);
@@ -773,8 +773,8 @@ static void build_cu_index(struct modfile *md)
  * which clang does not emit by default (and libdw 0.188 does not rebuild);
  * without it, the CUs' own ranges are indexed and searched.
  */
-static Dwarf_Die *find_cu(struct modfile *md, uint64_t addr,
-			  Dwarf_Addr *bias, Dwarf_Die *mem)
+static Dwarf_Die *find_cu(struct modfile *md, uint64_t addr, Dwarf_Addr *bias,
+			  Dwarf_Die *mem)
 {
 	Dwarf_Die *cu = dwfl_module_addrdie(md->mod, addr, bias);
 	struct cu_index *ix = &md->cus;
@@ -857,8 +857,8 @@ static int scope_chain(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *chain,
  */
 static size_t dwarf_lines(struct symbolizer *s, struct modfile *md,
 			  uint64_t addr, const char *sym,
-			  struct pprof_line *lines,
-			  const char **lt_file, int *lt_line)
+			  struct pprof_line *lines, const char **lt_file,
+			  int *lt_line)
 {
 	Dwarf_Die chain[MAX_SCOPES], cu_mem;
 	Dwarf_Addr bias;

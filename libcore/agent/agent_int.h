@@ -49,8 +49,8 @@ struct agent_thread {
 	uint64_t rng;
 	uint64_t reentries; /* guarded allocations after warm-up */
 	uint64_t samples;
-	int state;	   /* enum agent_thread_state */
-	bool warm;	   /* one sample done: unwinder caches built */
+	int state;		   /* enum agent_thread_state */
+	bool warm;		   /* one sample done: unwinder caches built */
 	unsigned char exit_rounds; /* key destructor calls at thread exit */
 	bool agent_thread; /* started by the agent: never counts reentries */
 	char name[STACKTAB_THREAD_NAME];

@@ -54,7 +54,7 @@ static unsigned rnd(unsigned *s)
 
 static void nap_us(long us)
 {
-	struct timespec ts = { us / 1000000, us % 1000000 * 1000 };
+	struct timespec ts = {us / 1000000, us % 1000000 * 1000};
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -78,14 +78,14 @@ static size_t rnd_size(unsigned *s)
 	unsigned r = rnd(s);
 
 	if (r % 64 == 0)
-		return 65536 + r % 300000;	/* some mmap-sized blocks */
+		return 65536 + r % 300000; /* some mmap-sized blocks */
 	return 1 + r % 2048;
 }
 
 /* Allocation churn: SLOTS blocks, each op frees or (re)allocates one. */
 static void *churn(void *arg)
 {
-	void *slot[SLOTS] = { 0 };
+	void *slot[SLOTS] = {0};
 	unsigned s = (unsigned)(unsigned long)arg * 7919u + 1;
 	unsigned long a = 0, f = 0;
 
@@ -124,7 +124,8 @@ static void *churn(void *arg)
 					p = NULL;
 				break;
 			case 4:
-				p = aligned_alloc(256, (n + 255) & ~(size_t)255);
+				p = aligned_alloc(256,
+						  (n + 255) & ~(size_t)255);
 				break;
 			default:
 				p = malloc(n);
@@ -168,7 +169,7 @@ static void *dl_loop(void *arg)
 		p = fn ? fn() : NULL;
 		dlclose(h);
 		pthread_mutex_unlock(&fork_dl_lock);
-		free(p);	/* freed after its stack's library is gone */
+		free(p); /* freed after its stack's library is gone */
 		add(&tally_allocs, 1);
 		add(&tally_frees, 1);
 		add(&tally_dl, 1);
@@ -245,7 +246,7 @@ static void *short_thread(void *arg)
 	void *p = malloc(48), *q = calloc(3, 100);
 
 	(void)arg;
-	pthread_setspecific(key, malloc(64));	/* freed by key_dtor */
+	pthread_setspecific(key, malloc(64)); /* freed by key_dtor */
 	free(p);
 	free(q);
 	add(&tally_allocs, 3);
@@ -307,7 +308,7 @@ int main(int argc, char **argv)
 
 	if (argc != 4 && argc != 5) {
 		fprintf(stderr, "usage: stress SECONDS THREADS DLLIB "
-			"[FORK_PAUSE_US]\n");
+				"[FORK_PAUSE_US]\n");
 		return 2;
 	}
 	secs = strtod(argv[1], NULL);
@@ -321,7 +322,7 @@ int main(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr1;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);	/* no SA_RESTART: EINTR everywhere */
+	sigaction(SIGUSR1, &sa, NULL); /* no SA_RESTART: EINTR everywhere */
 	pthread_key_create(&key, key_dtor);
 	for (int i = 0; i < n; i++)
 		pthread_create(&th[i], NULL, churn, (void *)(long)i);
@@ -332,18 +333,19 @@ int main(int argc, char **argv)
 	touch("stress.ready");
 	nap_us((long)(secs * 1e6));
 	touch("stress.done");
-	nap_us(500000);	/* outside queries in flight finish */
+	nap_us(500000); /* outside queries in flight finish */
 	stop = 1;
 	for (int i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
 	for (int i = 0; i < 4; i++)
 		pthread_join(aux[i], NULL);
-	nap_us(20000);	/* the last detached threads finish */
+	nap_us(20000); /* the last detached threads finish */
 	keep_live();
 	printf("tally: allocs %lu frees %lu keep %d keep_size %d forks %lu "
 	       "execs %lu dlopens %lu threads %lu signals_sent %lu "
-	       "signals_seen %d bad %lu\n", tally_allocs, tally_frees, KEEP,
-	       KEEP_SIZE, tally_forks, tally_execs, tally_dl, tally_threads,
-	       tally_sent, (int)signals_seen, tally_bad);
+	       "signals_seen %d bad %lu\n",
+	       tally_allocs, tally_frees, KEEP, KEEP_SIZE, tally_forks,
+	       tally_execs, tally_dl, tally_threads, tally_sent,
+	       (int)signals_seen, tally_bad);
 	return tally_bad ? 1 : 0;
 }
