@@ -67,7 +67,12 @@ const char *unwind_mode_name(enum unwind_mode m)
 
 enum unwind_mode unwind_mode_get(void)
 {
-	return unwind_cur;
+	return __atomic_load_n(&unwind_cur, __ATOMIC_RELAXED);
+}
+
+void unwind_set_mode(enum unwind_mode mode)
+{
+	__atomic_store_n(&unwind_cur, mode, __ATOMIC_RELAXED);
 }
 
 /*
@@ -241,7 +246,7 @@ __attribute__((noinline)) size_t unwind_backtrace(uintptr_t *pcs, size_t max,
 
 	if (max == 0)
 		return 0;
-	switch (unwind_cur) {
+	switch (__atomic_load_n(&unwind_cur, __ATOMIC_RELAXED)) {
 	case UNWIND_FP:
 		n = unwind_fp(pcs, max, skip);
 		break;

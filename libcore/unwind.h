@@ -77,6 +77,15 @@ int unwind_init(enum unwind_mode mode);
 enum unwind_mode unwind_mode_get(void);
 
 /*
+ * Switch the mode of later unwind_backtrace() calls, with no warm-up and
+ * no call into the dynamic loader (the agent's fork child uses UNWIND_FP
+ * until the loader is known to be free: libunwind finds unwind tables
+ * through dl_iterate_phdr). One atomic store: safe beside concurrent
+ * unwind_backtrace() calls, which use either the old or the new mode.
+ */
+void unwind_set_mode(enum unwind_mode mode);
+
+/*
  * Store in pcs[0..] the return addresses of the calling stack, leaf first:
  * pcs[0] is the address unwind_backtrace() returns to when skip is 0; skip
  * drops that many more innermost frames (the agent's hook frames).
