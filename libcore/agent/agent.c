@@ -1074,7 +1074,10 @@ static void fork_prepare(void)
 {
 	agent_guard_enter();
 	pthread_mutex_lock(&agent_dump_lock);
-	if (agent_mode == AGENT_ON && agent_cfg.follow_children) {
+	/* A child still unsure of the loader keeps the copy it inherited:
+	 * phdr_foreach could block in its own fork. */
+	if (agent_mode == AGENT_ON && agent_cfg.follow_children &&
+	    !__atomic_load_n(&loader_unsafe, __ATOMIC_ACQUIRE)) {
 		snapshot_free();
 		phdr_foreach(snapshot_seg, NULL);
 	}
