@@ -83,6 +83,8 @@ int allocinfo_list(struct allocinfo_agent **out, size_t *n, int timeout_ms)
 
 	*out = NULL;
 	*n = 0;
+	if (timeout_ms > ALLOCINFO_LIST_TIMEOUT_MS)
+		timeout_ms = ALLOCINFO_LIST_TIMEOUT_MS;
 	if (ctlsock_list(&list, &nl) < 0)
 		return -1;
 	*out = calloc(nl + 1, sizeof(**out));

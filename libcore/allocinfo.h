@@ -49,9 +49,15 @@ struct allocinfo_agent {
 	char error[256]; /* why stats is NULL */
 };
 
+/* Longest wait for each agent of a listing: one hung agent must not make
+ * a listing of many take minutes. */
+#define ALLOCINFO_LIST_TIMEOUT_MS 2000
+
 /*
- * The agents of ctlsock_list() with their stats, fetched with timeout_ms.
- * *out is malloc'd; free with allocinfo_agents_free. Returns 0 or -1.
+ * The agents of ctlsock_list() with their stats, fetched with timeout_ms,
+ * at most ALLOCINFO_LIST_TIMEOUT_MS per agent (one that does not answer in
+ * time is listed with its error). *out is malloc'd; free with
+ * allocinfo_agents_free. Returns 0 or -1.
  */
 int allocinfo_list(struct allocinfo_agent **out, size_t *n, int timeout_ms);
 void allocinfo_agents_free(struct allocinfo_agent *a, size_t n);
