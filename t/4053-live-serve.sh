@@ -52,9 +52,11 @@ check "?pid= selects the process" jqe --argjson p $pid2 '.pid == $p' stats.json
 curl -sf -o mallinfo.json "$url/debug/palloc/mallinfo?pid=$pid"
 check "mallinfo through the server" jqe '.allocator == "glibc"' mallinfo.json
 curl -sf -o raw.pb.gz "$url/debug/pprof/heap?pid=$pid&symbolize=0"
-palloc-dump raw.pb.gz --top 1 >raw.txt
+# Any row, not the top one: this early, libc's stdio buffer may still
+# outweigh the leak.
+palloc-dump raw.pb.gz --top 50 >raw.txt
 check "?symbolize=0 serves raw addresses" \
-	grep -Eq ' leaker\+0x[0-9a-f]+$' raw.txt
+	sh -c "grep -Eq ' leaker\+0x[0-9a-f]+\$' raw.txt && ! grep -q leak_some raw.txt"
 if command -v go >/dev/null; then
 	# 4 MiB/s leaked: after 2 s the leak outweighs any churn sample.
 	sleep 2
