@@ -181,7 +181,7 @@ static bool str_eq(const struct pprof_profile *p PALLOC_UNUSED, uint64_t val,
 /* FNV-1a, then mixed: strings are short and this is not on a hot path. */
 static uint64_t str_hash(const char *s, size_t len)
 {
-	return pprof_int_mix(hash_fnv1a(HASH_FNV1A_INIT, s, len)) | 1;
+	return hash_mix(hash_fnv1a(HASH_FNV1A_INIT, s, len)) | 1;
 }
 
 const char *pprof_int_intern_len(struct pprof_profile *p, const char *s,
@@ -371,11 +371,11 @@ static bool func_eq(const struct pprof_profile *p, uint64_t val,
 
 static uint64_t func_hash(const struct func_key *k)
 {
-	uint64_t h = pprof_int_mix((uintptr_t)k->name);
+	uint64_t h = hash_mix((uintptr_t)k->name);
 
-	h = pprof_int_mix(h ^ (uintptr_t)k->system_name);
-	h = pprof_int_mix(h ^ (uintptr_t)k->file);
-	return pprof_int_mix(h ^ (uint64_t)k->start_line) | 1;
+	h = hash_mix(h ^ (uintptr_t)k->system_name);
+	h = hash_mix(h ^ (uintptr_t)k->file);
+	return hash_mix(h ^ (uint64_t)k->start_line) | 1;
 }
 
 /* Intern the strings of a function key; -1 on ENOMEM. */
@@ -461,7 +461,7 @@ static bool loc_eq(const struct pprof_profile *p, uint64_t val, const void *key)
 
 static uint64_t loc_hash(const struct loc_key *k)
 {
-	return pprof_int_mix(pprof_int_mix(k->mapping_id) ^ k->address) | 1;
+	return hash_mix(hash_mix(k->mapping_id) ^ k->address) | 1;
 }
 
 static int check_lines(const struct pprof_profile *p,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* profile.proto encoding (streamed, no malloc) and hostile-input decoding. */
+#include "hash.h"
 #include "pprof_int.h"
 #include "msg.h"
 
@@ -274,7 +275,7 @@ static int64_t str_index(struct strtab *t, const char *s)
 
 			if (!t->slots[j].val)
 				continue;
-			k = pprof_int_mix(t->slots[j].hash) & (ncap - 1);
+			k = hash_mix(t->slots[j].hash) & (ncap - 1);
 			while (ns[k].val)
 				k = (k + 1) & (ncap - 1);
 			ns[k] = t->slots[j];
@@ -284,7 +285,7 @@ static int64_t str_index(struct strtab *t, const char *s)
 		t->cap = ncap;
 	}
 	mask = t->cap - 1;
-	for (i = pprof_int_mix(key) & mask; t->slots[i].val; i = (i + 1) & mask)
+	for (i = hash_mix(key) & mask; t->slots[i].val; i = (i + 1) & mask)
 		if (t->slots[i].hash == key)
 			return (int64_t)(t->slots[i].val - 1);
 	if (t->count + 1 >= t->order_cap) {
@@ -753,7 +754,7 @@ static void idmap_fini(struct idmap *m)
 /* The slot for key: vals[slot] is 0 when the key is absent. */
 static size_t idmap_slot(const struct idmap *m, uint64_t key)
 {
-	size_t i = pprof_int_mix(key) & (m->cap - 1);
+	size_t i = hash_mix(key) & (m->cap - 1);
 
 	while (m->vals[i] && m->keys[i] != key)
 		i = (i + 1) & (m->cap - 1);

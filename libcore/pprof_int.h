@@ -74,15 +74,4 @@ uint64_t pprof_int_append_function(struct pprof_profile *p, const char *name,
 const char *pprof_int_intern_len(struct pprof_profile *p, const char *s,
 				 size_t len);
 
-/* 64-bit mixing of an integer (splitmix64's finalizer). */
-static inline uint64_t pprof_int_mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
 #endif /* PALLOC_PPROF_INT_H */
