@@ -34,6 +34,7 @@ struct arena agent_arena = ARENA_INIT;
 struct pprof_allocator agent_alloc_hooks;
 struct stacktab agent_tab;
 uint64_t agent_sampled, agent_dropped;
+double agent_dropped_bytes;
 int64_t agent_exact_inuse, agent_exact_peak;
 
 #define MAX_DEPTH_LIMIT 256
@@ -505,10 +506,13 @@ static int add_comments(struct pprof_profile *p, bool *observed)
 		unwind_mode_name(agent_cfg.unwind), agent_cfg.max_depth);
 	COMMENT("values: requested bytes; inuse: sampled allocations not yet "
 		"freed");
-	COMMENT("sampled allocations: %llu; dropped samples: %llu (stack table "
-		"full or out of memory)",
+	COMMENT("sampled allocations: %llu; dropped samples: %llu, about %lld "
+		"bytes allocated (stack table full at %zu stacks, or out of "
+		"memory)",
 		(unsigned long long)agent_sampled,
-		(unsigned long long)agent_dropped);
+		(unsigned long long)agent_dropped,
+		(long long)round_value(agent_dropped_bytes),
+		agent_tab.max_stacks);
 	COMMENT("counters: alloc_count %llu, free_count %llu, alloc_bytes %llu",
 		(unsigned long long)ac, (unsigned long long)fc,
 		(unsigned long long)ab);
@@ -769,6 +773,7 @@ void agent_get_stats(struct agent_stats *st)
 	pthread_mutex_lock(&agent_tab_lock);
 	st->sampled_count = agent_sampled;
 	st->dropped_count = agent_dropped;
+	st->dropped_bytes = (uint64_t)round_value(agent_dropped_bytes);
 	st->stack_count = agent_tab.n_stacks;
 	if (!st->exact)
 		st->peak_inuse_bytes =
@@ -1114,6 +1119,7 @@ static void fork_child(void)
 		stacktab_reset(&agent_tab);
 		agent_boot_mark();
 		agent_sampled = agent_dropped = 0;
+		agent_dropped_bytes = 0;
 		agent_exact_inuse = agent_exact_peak = 0;
 		ag.parent_pid = ag.pid;
 		ag.pid = getpid();

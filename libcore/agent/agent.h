@@ -64,6 +64,7 @@ struct agent_stats {
 	bool exact;		   /* PALLOC_EXACT=1 in effect */
 	uint64_t sampled_count;	   /* allocations that were sampled */
 	uint64_t dropped_count;	   /* samples lost: stack table full, ENOMEM */
+	uint64_t dropped_bytes;	   /* their estimated allocated bytes */
 	uint64_t stack_count;	   /* distinct stacks in the stack table */
 	uint64_t sample_rate;	   /* mean bytes between samples (0: off) */
 	double uptime_seconds;	   /* since the agent initialised */

@@ -87,7 +87,7 @@ extern struct agent_config agent_cfg;
  * this order, parent and child release them in reverse):
  *  1. agent_dump_lock  serialises profile building and writing;
  *  2. agent_tab_lock   the stack table and live-block table (agent_tab),
- *                      agent_sampled, agent_dropped;
+ *                      agent_sampled, agent_dropped, agent_dropped_bytes;
  *  3. agent_reg_lock   the thread registry and the exited threads' sums;
  *  4. agent_arena.lock the private memory.
  * A lock may be taken while holding only locks above it.
@@ -97,6 +97,8 @@ extern struct arena agent_arena;
 extern struct pprof_allocator agent_alloc_hooks;
 extern struct stacktab agent_tab;
 extern uint64_t agent_sampled, agent_dropped;
+/* The estimated allocated bytes (alloc_space) of the dropped samples. */
+extern double agent_dropped_bytes;
 
 /* Exact mode (PALLOC_EXACT=1): live usable bytes and their peak. */
 extern int64_t agent_exact_inuse;

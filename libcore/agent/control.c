@@ -477,9 +477,10 @@ static void handle_stats(int fd)
 	abuf_json_i64(&b, true, "sampled_inuse_bytes", sampled);
 	abuf_printf(&b,
 		    ",\"sampled_count\":%llu,\"dropped_count\":%llu,"
-		    "\"stack_count\":%llu",
+		    "\"dropped_bytes\":%llu,\"stack_count\":%llu",
 		    (unsigned long long)st.sampled_count,
 		    (unsigned long long)st.dropped_count,
+		    (unsigned long long)st.dropped_bytes,
 		    (unsigned long long)st.stack_count);
 	abuf_printf(&b, ",\"allocator\":\"%s\"", allocstats_name(k));
 	abuf_json_i64(&b, true, "allocator_allocated_bytes", c.allocated_bytes);

@@ -597,12 +597,11 @@ static inline __attribute__((always_inline)) void sample(struct agent_thread *t,
 	pthread_mutex_lock(&agent_tab_lock);
 	agent_sampled++;
 	s = stacktab_intern(&agent_tab, pcs + skip, depth, t->name);
-	if (!s) {
+	if (!s || stacktab_add(&agent_tab, s, (uintptr_t)p, size, objects,
+			       bytes) < 0) {
 		agent_dropped++;
+		agent_dropped_bytes += bytes;
 	} else {
-		if (stacktab_add(&agent_tab, s, (uintptr_t)p, size, objects,
-				 bytes) < 0)
-			agent_dropped++;
 		/* PALLOC_PEAK: snapshot at each rise of more than 1/16 over
 		 * the last snapshot; see agent.c for why. */
 		if (agent_cfg.peak &&
