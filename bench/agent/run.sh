@@ -409,6 +409,7 @@ workload() {
 	churn_2t) measure "$@" "$tmp/work" churn 15 2 ;;
 	growth_512MiB) measure "$@" "$tmp/work" growth 512 ;;
 	deep_100) measure "$@" "$tmp/work" deep 40 100 ;;
+	deep_100x1) measure "$@" "$tmp/work" deep 10 100 1 ;;
 	python3) measure "$@" /usr/bin/python3 "$tmp/py.py" ;;
 	sqlite3) measure_in "$@" "$tmp/sq.sql" /usr/bin/sqlite3 :memory: ;;
 	redis) redis_one "$2" "$3" ;;
@@ -424,8 +425,8 @@ table_default() {
 	: >"$tmp/results"
 	: >"$tmp/redis"
 	for r in $(seq 1 "$reps"); do
-		for w in churn_1t churn_2t growth_512MiB deep_100 python3 \
-			sqlite3 redis; do
+		for w in churn_1t churn_2t growth_512MiB deep_100 deep_100x1 \
+			python3 sqlite3 redis; do
 			for v in $(order "$r" base forward palloc0 palloc); do
 				workload "$w" "$v" "$r"
 			done
@@ -483,13 +484,14 @@ default_callgrind() {
 	echo
 	echo "| workload | base Ir | forward | palloc0 | palloc |"
 	echo "|---|---|---|---|---|"
-	for w in churn_1t deep_100 python3 sqlite3; do
+	for w in churn_1t deep_100 deep_100x1 python3 sqlite3; do
 		printf "| %s |" "$w"
 		base=
 		for v in base forward palloc0 palloc; do
 			case $w in
 			churn_1t) x=$(ir "$v" "$tmp/work" churn 2 1) ;;
 			deep_100) x=$(ir "$v" "$tmp/work" deep 2 100) ;;
+			deep_100x1) x=$(ir "$v" "$tmp/work" deep 0.5 100 1) ;;
 			python3) x=$(ir "$v" /usr/bin/python3 "$tmp/py-s.py") ;;
 			sqlite3) x=$(ir "$v" /usr/bin/sqlite3 -init \
 				"$tmp/sq-s.sql" :memory: .quit) ;;

@@ -16,11 +16,12 @@
  *	64 buffers grown by realloc in steps of 1.25x until together they
  *	hold MIB MiB (every new byte written), then freed: the large-block,
  *	page-fault, realloc-copy path.
- * work deep MILLIONS DEPTH (MILLIONS may be a fraction)
+ * work deep MILLIONS DEPTH [PER] (MILLIONS may be a fraction)
  *	recurses DEPTH frames (not inlined, no tail calls) and at the leaf
- *	does 1000 malloc/free pairs of 8 to 519 bytes; repeats until
- *	MILLIONS million pairs are done. Stacks are DEPTH + 2 frames deep
- *	up to main.
+ *	does PER (default 1000) malloc/free pairs of 8 to 519 bytes; repeats
+ *	until MILLIONS million pairs are done. Stacks are DEPTH + 2 frames
+ *	deep up to main. PER 1000 is a tight loop at the bottom of a deep
+ *	stack; PER 1, a program that makes a deep call for every allocation.
  * Each prints a checksum so that the work cannot be optimized away.
  */
 #define WINDOW 4096
@@ -119,12 +120,13 @@ static int growth(unsigned long mib)
 }
 
 static uint64_t deep_x = 7;
+static int deep_per = 1000;
 
 static __attribute__((noinline)) uint64_t leaf(void)
 {
 	uint64_t sum = 0;
 
-	for (int i = 0; i < 1000; i++) {
+	for (int i = 0; i < deep_per; i++) {
 		size_t size;
 		char *p;
 
@@ -152,11 +154,12 @@ static __attribute__((noinline)) uint64_t recurse(int depth)
 	return r + 1;
 }
 
-static int deep(double millions, int depth)
+static int deep(double millions, int depth, int per)
 {
 	uint64_t sum = 0;
 
-	for (unsigned long done = 0; done < millions * 1e6; done += 1000)
+	deep_per = per > 0 ? per : 1000;
+	for (unsigned long done = 0; done < millions * 1e6; done += deep_per)
 		sum += recurse(depth);
 	printf("%llu\n", (unsigned long long)sum);
 	return 0;
@@ -174,7 +177,8 @@ int main(int argc, char **argv)
 		return growth(a);
 	if (argc > 1 && !strcmp(argv[1], "deep"))
 		return deep(argc > 2 ? strtod(argv[2], NULL) : 10,
-			    argc > 3 ? (int)b : 100);
+			    argc > 3 ? (int)b : 100,
+			    argc > 4 ? (int)strtol(argv[4], NULL, 10) : 1000);
 	fprintf(stderr, "usage: work churn|growth|deep ...\n");
 	return 2;
 }
