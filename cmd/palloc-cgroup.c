@@ -173,13 +173,9 @@ int main(int argc, char **argv)
 			if (cli_parse_pid(optarg, &o.pid) < 0)
 				msg_usage(2, "invalid PID '%s'", optarg);
 			break;
-		case 'h':
-			usage();
-		case 'V':
-			msg_version();
 		default:
 			if (!cli_data_opt(&o.d, c, optarg))
-				cli_bad_option(2, c, argv, longopts);
+				cli_default_option(c, argv, longopts, usage);
 		}
 	}
 	if (optind < argc) {

@@ -242,12 +242,8 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
-		case 'h':
-			usage();
-		case 'V':
-			msg_version();
 		default:
-			cli_bad_option(2, c, argv, longopts);
+			cli_default_option(c, argv, longopts, usage);
 		}
 	}
 	if (argc - optind != 2)

@@ -418,16 +418,6 @@ static int dump_file(const char *path, const struct opts *o)
 	return rc;
 }
 
-static int parse_pid(const char *s, pid_t *pid)
-{
-	uint64_t v;
-
-	if (num_parse_u64(s, false, &v) < 0 || v == 0 || v > INT_MAX)
-		return -1;
-	*pid = (pid_t)v;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	enum {
@@ -462,7 +452,6 @@ int main(int argc, char **argv)
 			 .timeout_ms = ALLOCINFO_TIMEOUT_MS};
 	const char *pid_arg = NULL, *operand = NULL;
 	pid_t pid = 0;
-	uint64_t ns;
 	int c, views;
 
 	msg_init(argv[0]);
@@ -523,22 +512,13 @@ int main(int argc, char **argv)
 			o.root = optarg;
 			break;
 		case OPT_TIMEOUT:
-			if (num_parse_seconds(optarg, &ns) < 0 || ns == 0 ||
-			    ns / 1000000 > 86400000)
-				msg_usage(2, "invalid --timeout '%s'", optarg);
-			o.timeout_ms = (int)(ns / 1000000);
-			if (o.timeout_ms == 0)
-				o.timeout_ms = 1;
+			o.timeout_ms = cli_parse_timeout(optarg);
 			break;
 		case OPT_SERVE:
 			o.serve_addr = optarg;
 			break;
-		case 'h':
-			usage();
-		case 'V':
-			msg_version();
 		default:
-			cli_bad_option(2, c, argv, longopts);
+			cli_default_option(c, argv, longopts, usage);
 		}
 	}
 
@@ -554,7 +534,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		for (int i = 0; i < n; i++)
-			if (parse_pid(argv[optind + i], &pids[i]) < 0)
+			if (cli_parse_pid(argv[optind + i], &pids[i]) < 0)
 				msg_usage(2, "invalid pid '%s'",
 					  argv[optind + i]);
 		rc = serve_run(o.serve_addr, pids, (size_t)n, o.timeout_ms,
@@ -569,13 +549,13 @@ int main(int argc, char **argv)
 		operand = argv[optind];
 	if (pid_arg && operand)
 		msg_usage(2, "both --pid and an operand");
-	if (pid_arg && parse_pid(pid_arg, &pid) < 0)
+	if (pid_arg && cli_parse_pid(pid_arg, &pid) < 0)
 		msg_usage(2, "invalid pid '%s'", pid_arg);
 	if (operand && all_digits(operand)) {
 		struct stat st;
 
 		/* A number names a process unless only a file has it. */
-		if (parse_pid(operand, &pid) < 0)
+		if (cli_parse_pid(operand, &pid) < 0)
 			msg_usage(2, "invalid pid '%s'", operand);
 		if (kill(pid, 0) < 0 && errno == ESRCH &&
 		    stat(operand, &st) == 0)

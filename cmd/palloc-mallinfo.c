@@ -252,16 +252,6 @@ static int report_once(FILE *fp, pid_t pid, const struct opts *o)
 	return rc;
 }
 
-static int parse_pid(const char *s, pid_t *pid)
-{
-	uint64_t v;
-
-	if (num_parse_u64(s, false, &v) < 0 || v == 0 || v > INT_MAX)
-		return -1;
-	*pid = (pid_t)v;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	enum { OPT_PROM = CHAR_MAX + 1, OPT_TIMEOUT };
@@ -280,7 +270,6 @@ int main(int argc, char **argv)
 	const char *pid_arg = NULL;
 	struct outfile of;
 	pid_t pid = 0;
-	uint64_t ns;
 	int c, rc;
 
 	msg_init(argv[0]);
@@ -307,17 +296,10 @@ int main(int argc, char **argv)
 			o.output = optarg;
 			break;
 		case OPT_TIMEOUT:
-			if (num_parse_seconds(optarg, &ns) < 0 || ns == 0 ||
-			    ns / 1000000 > 86400000)
-				msg_usage(2, "invalid --timeout '%s'", optarg);
-			o.timeout_ms = ns / 1000000 ? (int)(ns / 1000000) : 1;
+			o.timeout_ms = cli_parse_timeout(optarg);
 			break;
-		case 'h':
-			usage();
-		case 'V':
-			msg_version();
 		default:
-			cli_bad_option(2, c, argv, longopts);
+			cli_default_option(c, argv, longopts, usage);
 		}
 	}
 	if (argc - optind > 1)
@@ -327,7 +309,7 @@ int main(int argc, char **argv)
 			msg_usage(2, "both --pid and an operand");
 		pid_arg = argv[optind];
 	}
-	if (pid_arg && parse_pid(pid_arg, &pid) < 0)
+	if (pid_arg && cli_parse_pid(pid_arg, &pid) < 0)
 		msg_usage(2, "invalid pid '%s'", pid_arg);
 	if (o.json && o.prom)
 		msg_usage(2, "--json and --prom exclude each other");

@@ -579,13 +579,9 @@ int main(int argc, char **argv)
 					  msg_last());
 			have_top = true;
 			break;
-		case 'h':
-			usage();
-		case 'V':
-			msg_version();
 		default:
 			if (!cli_data_opt(&o.d, c, optarg))
-				cli_bad_option(2, c, argv, longopts);
+				cli_default_option(c, argv, longopts, usage);
 		}
 	}
 	for (; optind < argc; optind++) {

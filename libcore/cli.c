@@ -18,6 +18,16 @@ int cli_parse_pid(const char *s, pid_t *pid)
 	return 0;
 }
 
+int cli_parse_timeout(const char *arg)
+{
+	uint64_t ns;
+
+	if (num_parse_seconds(arg, &ns) < 0 || ns == 0 ||
+	    ns / 1000000 > 86400000)
+		msg_usage(2, "invalid --timeout '%s'", arg);
+	return ns / 1000000 ? (int)(ns / 1000000) : 1;
+}
+
 void cli_data_init(struct cli_data *d)
 {
 	memset(d, 0, sizeof(*d));
@@ -176,6 +186,16 @@ void cli_bad_option(int code, int c, char **argv, const struct option *longopts)
 	if (optopt <= 0 || optopt > CHAR_MAX)
 		msg_usage(code, "unrecognized option '%s'", arg);
 	msg_usage(code, "invalid option -- '%c'", optopt);
+}
+
+void cli_default_option(int c, char **argv, const struct option *longopts,
+			void (*usage)(void))
+{
+	if (c == 'h')
+		usage();
+	if (c == 'V')
+		msg_version();
+	cli_bad_option(2, c, argv, longopts);
 }
 
 void cli_usage_end(int column, const char *notes)

@@ -9,8 +9,9 @@
 
 /*
  * For commands only (these print and exit, unlike the rest of libcore):
- * palloc-smaps and palloc-cgroup use them, and palloc-mallinfo's --watch
- * may. Not thread-safe where they call msg_usage().
+ * palloc-smaps and palloc-cgroup use most of them, the other commands the
+ * option parsing and usage helpers. Not thread-safe where they call
+ * msg_usage().
  */
 
 /*
@@ -62,6 +63,13 @@ void cli_data_check(const struct cli_data *d);
 /* Parse a PID: decimal in 1..INT_MAX. Returns 0, or -1 (no message). */
 int cli_parse_pid(const char *s, pid_t *pid);
 
+/*
+ * The --timeout SECONDS of the commands that ask an agent (palloc-dump,
+ * palloc-mallinfo): ARG as milliseconds, at least 1. Exits with a usage
+ * error when ARG is not seconds above 0 or is above a day.
+ */
+int cli_parse_timeout(const char *arg);
+
 /* Wall-clock time in nanoseconds since the epoch (CLOCK_REALTIME). */
 uint64_t cli_now_ns(void);
 
@@ -105,6 +113,16 @@ int cli_output(const char *path, cli_sample_fn *sample, void *ctx);
  */
 PALLOC_NORETURN void cli_bad_option(int code, int c, char **argv,
 				    const struct option *longopts);
+
+/*
+ * The default: of every command's getopt switch but palloc-run's, for
+ * what the command does not handle itself: 'h' calls USAGE (which exits
+ * 0), 'V' prints the version (msg_version), anything else is a usage error
+ * with exit code 2 (cli_bad_option with ARGV and LONGOPTS).
+ */
+PALLOC_NORETURN void cli_default_option(int c, char **argv,
+					const struct option *longopts,
+					void (*usage)(void));
 
 /*
  * The end of every command's usage() (util-linux's layout): the -h and -V
