@@ -6,24 +6,8 @@
 #include "msg.h"
 #include "pprof.h"
 #include "report.h"
+#include "heap.h"
 #include "tap.h"
-
-/* A profile of the Go heap types and period 1. */
-static struct pprof_profile *heap(void)
-{
-	static const struct pprof_value_type t[] = {
-		{"alloc_objects", "count"},
-		{"alloc_space", "bytes"},
-		{"inuse_objects", "count"},
-		{"inuse_space", "bytes"},
-	};
-	struct pprof_profile *p = pprof_new(NULL);
-
-	if (!p || pprof_set_sample_types(p, t, 4) < 0 ||
-	    pprof_set_period(p, "space", "bytes", 1) < 0)
-		exit(99);
-	return p;
-}
 
 /* A symbolized location: n lines "f@file:line", innermost first. */
 static uint64_t loc(struct pprof_profile *p, uint64_t addr, size_t n,
@@ -72,7 +56,7 @@ static void test_inlining(void)
 	static const char *const o2_leaf[] = {"helper", "work"};
 	static const int64_t o0_l1[] = {7}, o0_l2[] = {20}, o0_l3[] = {30},
 			     o2_l[] = {7, 20};
-	struct pprof_profile *b = heap(), *n = heap();
+	struct pprof_profile *b = heap_profile(1), *n = heap_profile(1);
 	struct diff_result d;
 	struct report *r;
 	uint64_t s[3];
@@ -106,7 +90,8 @@ static void test_lines(void)
 {
 	static const char *const f[] = {"f"}, *const m[] = {"main"};
 	static const int64_t l10[] = {10}, l11[] = {11}, l40[] = {40};
-	struct pprof_profile *b = heap(), *n = heap(), *u = heap();
+	struct pprof_profile *b = heap_profile(1), *n = heap_profile(1),
+			     *u = heap_profile(1);
 	struct diff_result d;
 	uint64_t s[2];
 
@@ -142,7 +127,7 @@ static void test_unsymbolized(void)
 				   .offset = 0x1000,
 				   .build_id = ""};
 	struct pprof_mapping mn = mb;
-	struct pprof_profile *b = heap(), *n = heap();
+	struct pprof_profile *b = heap_profile(1), *n = heap_profile(1);
 	struct diff_result d;
 	uint64_t s[1], id;
 	char buf[64];
@@ -185,7 +170,7 @@ static void test_types(void)
 {
 	static const struct pprof_value_type cpu[] = {{"samples", "count"},
 						      {"cpu", "nanoseconds"}};
-	struct pprof_profile *b = heap(), *n = pprof_new(NULL);
+	struct pprof_profile *b = heap_profile(1), *n = pprof_new(NULL);
 	struct diff_result d;
 
 	pprof_set_sample_types(n, cpu, 2);
@@ -195,7 +180,7 @@ static void test_types(void)
 	       "types: none in common is an error (%s)", msg_last());
 	diff_result_free(&d);
 	pprof_free(n);
-	n = heap();
+	n = heap_profile(1);
 	pprof_set_period(n, "space", "bytes", 524288);
 	g_warned = 0;
 	tap_ok(diff_profiles(b, n, &d, count_warning, NULL) == 0 &&
@@ -210,7 +195,7 @@ static void test_types(void)
 static void test_report(void)
 {
 	static const char *const a[] = {"a"}, *const bb[] = {"b"};
-	struct pprof_profile *p = heap();
+	struct pprof_profile *p = heap_profile(1);
 	struct report *r;
 	uint64_t s[4];
 
@@ -241,7 +226,7 @@ static void test_report(void)
 static void test_json(void)
 {
 	static const char *const bad[] = {"bad\xff\xfename"};
-	struct pprof_profile *p = heap();
+	struct pprof_profile *p = heap_profile(1);
 	struct report *r;
 	json_t *j;
 	char *text;

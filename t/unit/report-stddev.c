@@ -6,23 +6,8 @@
 
 #include "pprof.h"
 #include "report.h"
+#include "heap.h"
 #include "tap.h"
-
-static struct pprof_profile *heap(void)
-{
-	static const struct pprof_value_type t[] = {
-		{"alloc_objects", "count"},
-		{"alloc_space", "bytes"},
-		{"inuse_objects", "count"},
-		{"inuse_space", "bytes"},
-	};
-	struct pprof_profile *p = pprof_new(NULL);
-
-	if (!p || pprof_set_sample_types(p, t, 4) < 0 ||
-	    pprof_set_period(p, "space", "bytes", 524288) < 0)
-		exit(99);
-	return p;
-}
 
 static uint64_t loc(struct pprof_profile *p, uint64_t addr, const char *name)
 {
@@ -52,7 +37,7 @@ static void sample(struct pprof_profile *p, const uint64_t *ids, size_t n,
 
 int main(void)
 {
-	struct pprof_profile *p = heap();
+	struct pprof_profile *p = heap_profile(524288);
 	struct report *r;
 	const struct report_row *a, *b;
 	uint64_t s[2];
