@@ -7,6 +7,20 @@ need run-workload
 . "$top_srcdir/t/lib-run.sh"
 line_re() { run_line_re "$1" "inuse: $2"; }
 
+# run_ready ARGS...: palloc-run ARGS in the background ($pid), its output
+# in out and err; back when the workload says "ready" (or after 10 s).
+run_ready() {
+	palloc-run "$@" >out 2>err &
+	pid=$!
+	retry 100 0.1 grep -q ready out 2>/dev/null
+}
+# stop_rc: SIGTERM to palloc-run, which forwards it; its status in $rc.
+stop_rc() {
+	kill -TERM $pid
+	wait $pid
+	rc=$?
+}
+
 # 100 live blocks of 10000 bytes in keep_blocks, as many freed in
 # churn_blocks; every allocation recorded.
 palloc-run -r 1 -o w.pb.gz run-workload 100 10000 5 >out 2>err
@@ -85,16 +99,8 @@ check "--no-symbolize: the line names module+offset" \
 
 # A signal forwarded to a program that handles it: it exits normally and
 # its profile is written.
-palloc-run -r 1 -o sig.pb.gz run-workload 10 1000 wait >out 2>err &
-pid=$!
-i=0
-while ! grep -q ready out 2>/dev/null && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-kill -TERM $pid
-wait $pid
-rc=$?
+run_ready -r 1 -o sig.pb.gz run-workload 10 1000 wait
+stop_rc
 check "SIGTERM forwarded, handled: status 0, profile written" \
 	test $rc -eq 0 -a -s sig.pb.gz
 check "SIGTERM forwarded: one summary line" \
@@ -102,18 +108,9 @@ check "SIGTERM forwarded: one summary line" \
 
 # -i with %n: one profile per interval, each reported; --peak adds the two
 # peak sample types. %s is no conversion: it stays as it is.
-palloc-run -r 1 -i 0.5 --peak -o 'iv.%s.%n.pb.gz' run-workload 10 1000 wait \
-	>out 2>err &
-pid=$!
-i=0
-while ! grep -q ready out 2>/dev/null && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+run_ready -r 1 -i 0.5 --peak -o 'iv.%s.%n.pb.gz' run-workload 10 1000 wait
 sleep 1.8
-kill -TERM $pid
-wait $pid
-rc=$?
+stop_rc
 n=$(ls iv.%s.*.pb.gz 2>/dev/null | wc -l)
 check "-i 0.5: several profiles over 2 s, status 0 ($n, exit $rc)" \
 	test $rc -eq 0 -a "$n" -ge 3
