@@ -6,7 +6,6 @@
 . "$top_srcdir/t/lib.sh"
 need_agent
 need jq python3
-jqe() { jq -e "$@" >/dev/null; }
 
 libdir=$(dirname "$(ldconfig -p 2>/dev/null |
 	sed -n 's/.*libc\.so\.6 (libc6,x86-64) => //p' | head -1)")
@@ -28,6 +27,14 @@ start() {
 	until [ -e ready ] || [ $i -ge 200 ]; do sleep 0.1; i=$((i + 1)); done
 }
 stop() { kill $pid 2>/dev/null; wait $pid 2>/dev/null; }
+
+# mallinfo_of NAME LIB: start the workload with LIB, palloc-mallinfo --json
+# of it into NAME.json, and a test: the allocator is named NAME.
+mallinfo_of() {
+	start "$2"
+	palloc-mallinfo --json $pid >"$1.json"
+	check "$1: named" jqe ".allocator == \"$1\"" "$1.json"
+}
 trap 'stop; cd /; rm -rf "$T"' EXIT
 
 plan 18
@@ -79,35 +86,34 @@ check "--watch: JSON lines" \
 stop
 
 if [ -e "$libdir/libjemalloc.so.2" ]; then
-	start "$libdir/libjemalloc.so.2"
-	palloc-mallinfo --json $pid >je.json
+	mallinfo_of jemalloc "$libdir/libjemalloc.so.2"
 	palloc-dump --stats --json $pid >je-stats.json
-	check "jemalloc: named" jqe '.allocator == "jemalloc"' je.json
 	check "jemalloc: every comparable key is filled" \
-		jqe '[.comparable[] | select(. == null)] | length == 0' je.json
+		jqe '[.comparable[] | select(. == null)] | length == 0' \
+		jemalloc.json
 	check "jemalloc: allocated <= active <= mapped" \
-		jqe '.comparable.allocated_bytes <= .comparable.active_bytes and
-		.comparable.active_bytes <= .comparable.mapped_bytes' je.json
-	a=$(jq .comparable.allocated_bytes je.json)
+		jqe '.comparable.allocated_bytes <= .comparable.active_bytes
+		and .comparable.active_bytes <= .comparable.mapped_bytes' \
+		jemalloc.json
+	a=$(jq .comparable.allocated_bytes jemalloc.json)
 	e=$(jq .inuse_bytes je-stats.json)
 	diag "jemalloc stats.allocated $a, agent exact inuse $e"
 	check "jemalloc: allocated within 10% of the exact inuse" \
 		test $((a * 10)) -ge $((e * 9)) -a $((a * 10)) -le $((e * 11))
 	check "jemalloc: arenas listed" \
-		jqe '(.specific.arenas | length) == .comparable.arena_count' je.json
+		jqe '(.specific.arenas | length) == .comparable.arena_count' \
+		jemalloc.json
 	stop
 else
 	for i in 1 2 3 4 5; do skip "libjemalloc2 not installed"; done
 fi
 
 if [ -e "$libdir/libmimalloc.so.2" ]; then
-	start "$libdir/libmimalloc.so.2"
-	palloc-mallinfo --json $pid >mi.json
-	check "mimalloc: named" jqe '.allocator == "mimalloc"' mi.json
+	mallinfo_of mimalloc "$libdir/libmimalloc.so.2"
 	check "mimalloc: mapped filled, allocated null (it cannot say)" \
 		jqe '.comparable.mapped_bytes > 100000000
 		and .comparable.allocated_bytes == null
-		and (.specific.version | type) == "number"' mi.json
+		and (.specific.version | type) == "number"' mimalloc.json
 	stop
 else
 	skip "libmimalloc2 not installed"
@@ -119,12 +125,10 @@ for f in "$libdir/libtcmalloc_minimal.so.4" "$libdir/libtcmalloc.so.4"; do
 	[ -e "$f" ] && tc=$f && break
 done
 if [ -n "$tc" ]; then
-	start "$tc"
-	palloc-mallinfo --json $pid >tc.json
-	check "tcmalloc: named" jqe '.allocator == "tcmalloc"' tc.json
+	mallinfo_of tcmalloc "$tc"
 	check "tcmalloc: allocated filled, active null" \
 		jqe '.comparable.allocated_bytes > 100000000
-		and .comparable.active_bytes == null' tc.json
+		and .comparable.active_bytes == null' tcmalloc.json
 	stop
 else
 	skip "libtcmalloc not installed"
