@@ -14,7 +14,6 @@
 #include "json.h"
 #include "msg.h"
 #include "num.h"
-#include "outfile.h"
 
 static PALLOC_NORETURN void usage(void)
 {
@@ -53,6 +52,7 @@ struct opts {
 	uint64_t watch_ns;
 	const char *output;
 	int timeout_ms;
+	pid_t pid;
 };
 
 static void print_value(FILE *fp, const char *key, const json_t *v)
@@ -217,12 +217,19 @@ static int list_agents(const struct opts *o)
 	return rc;
 }
 
-/* One report of pid into fp. Returns 0, or 2 after printing why. */
-static int report_once(FILE *fp, pid_t pid, const struct opts *o)
+/*
+ * One report of the process of CTX (struct opts) into FP, a cli_sample_fn.
+ * Returns 0, or after printing why 2 (no agent) or 1 (a write error).
+ */
+static int report_once(void *ctx, bool first, FILE *fp)
 {
+	const struct opts *o = ctx;
+	pid_t pid = o->pid;
 	json_t *j = allocinfo_get_json(pid, "/debug/palloc/mallinfo",
 				       o->timeout_ms);
 	int rc = 0;
+
+	(void)first; /* every report is whole */
 
 	if (!j) {
 		msg_error("cannot reach agent of process '%d': %s", (int)pid,
@@ -268,8 +275,6 @@ int main(int argc, char **argv)
 	};
 	struct opts o = {.timeout_ms = ALLOCINFO_TIMEOUT_MS};
 	const char *pid_arg = NULL;
-	struct outfile of;
-	pid_t pid = 0;
 	int c, rc;
 
 	msg_init(argv[0]);
@@ -309,13 +314,13 @@ int main(int argc, char **argv)
 			msg_usage(2, "both --pid and an operand");
 		pid_arg = argv[optind];
 	}
-	if (pid_arg && cli_parse_pid(pid_arg, &pid) < 0)
+	if (pid_arg && cli_parse_pid(pid_arg, &o.pid) < 0)
 		msg_usage(2, "invalid pid '%s'", pid_arg);
 	if (o.json && o.prom)
 		msg_usage(2, "--json and --prom exclude each other");
 	if (o.watch_ns && (o.prom || o.output))
 		msg_usage(2, "--watch writes JSON lines to stdout only");
-	if (!pid) {
+	if (!o.pid) {
 		if (o.prom || o.watch_ns || o.output)
 			msg_usage(2, "missing pid operand");
 		return list_agents(&o);
@@ -327,7 +332,7 @@ int main(int argc, char **argv)
 				.tv_nsec = (long)(o.watch_ns % 1000000000),
 			};
 
-			rc = report_once(stdout, pid, &o);
+			rc = report_once(&o, false, stdout);
 			if (rc)
 				return rc;
 			if (fflush(stdout) != 0)
@@ -336,19 +341,6 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!o.output)
-		return report_once(stdout, pid, &o);
-	if (outfile_open(&of, o.output) < 0) {
-		msg_error("%s", msg_last());
-		return 2;
-	}
-	rc = report_once(of.fp, pid, &o);
-	if (rc) {
-		outfile_abort(&of);
-		return rc;
-	}
-	if (outfile_commit(&of) < 0) {
-		msg_error("%s", msg_last());
-		return 2;
-	}
-	return 0;
+		return report_once(&o, true, stdout);
+	return cli_output(o.output, report_once, &o);
 }

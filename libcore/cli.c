@@ -128,14 +128,16 @@ int cli_watch(cli_sample_fn *sample, void *ctx, uint64_t interval_ns,
 int cli_output(const char *path, cli_sample_fn *sample, void *ctx)
 {
 	struct outfile out;
+	int rc;
 
 	if (outfile_open(&out, path) < 0) {
 		msg_error("%s", msg_last());
 		return 2;
 	}
-	if (sample(ctx, true, out.fp) != 0) {
+	rc = sample(ctx, true, out.fp);
+	if (rc) {
 		outfile_abort(&out);
-		return 2;
+		return rc;
 	}
 	if (outfile_commit(&out) < 0) {
 		msg_error("%s", msg_last());

@@ -98,8 +98,8 @@ int cli_watch(cli_sample_fn *sample, void *ctx, uint64_t interval_ns,
 
 /*
  * One SAMPLE(CTX, true, FP) into PATH (outfile.h: "-" or NULL is stdout; a
- * file appears whole or not at all). Returns the exit code: 0, or 2 (the
- * output is dropped).
+ * file appears whole or not at all). Returns the exit code: 0, SAMPLE's
+ * when not 0 (the output is dropped), or 2 when PATH cannot be written.
  */
 int cli_output(const char *path, cli_sample_fn *sample, void *ctx);
 
