@@ -156,9 +156,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		CLI_DATA_LONGOPTS,
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
+		CLI_END_LONGOPTS,
 	};
 	struct opts o = {0};
 	int c;

@@ -187,9 +187,7 @@ int main(int argc, char **argv)
 		{"sample-index", required_argument, NULL, 's'},
 		{"fail-on-growth", required_argument, NULL, 'f'},
 		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
+		CLI_END_LONGOPTS,
 	};
 	const char *output = NULL, *sample_arg = NULL;
 	const char *base_path, *new_path;

@@ -444,9 +444,7 @@ int main(int argc, char **argv)
 		{"root", required_argument, NULL, OPT_ROOT},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"serve", required_argument, NULL, OPT_SERVE},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
+		CLI_END_LONGOPTS,
 	};
 	struct opts o = {.top = DEFAULT_TOP,
 			 .timeout_ms = ALLOCINFO_TIMEOUT_MS};

@@ -269,9 +269,7 @@ int main(int argc, char **argv)
 		{"watch", required_argument, NULL, 'w'},
 		{"output", required_argument, NULL, 'o'},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
+		CLI_END_LONGOPTS,
 	};
 	struct opts o = {.timeout_ms = ALLOCINFO_TIMEOUT_MS};
 	const char *pid_arg = NULL;

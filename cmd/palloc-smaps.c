@@ -544,9 +544,7 @@ int main(int argc, char **argv)
 		{"maps", no_argument, NULL, 'm'},
 		{"top", required_argument, NULL, 'n'},
 		CLI_DATA_LONGOPTS,
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
+		CLI_END_LONGOPTS,
 	};
 	struct opts o = {.top = 10};
 	bool have_top = false;

@@ -39,6 +39,17 @@ enum {
 	{ "output", required_argument, NULL, 'o' }
 /* clang-format on */
 
+/*
+ * The end of every command's getopt_long table but palloc-run's: --help
+ * and --version, which cli_default_option() answers, then the terminator.
+ */
+/* clang-format off */
+#define CLI_END_LONGOPTS                                                       \
+	{ "help", no_argument, NULL, 'h' },                                    \
+	{ "version", no_argument, NULL, 'V' },                                 \
+	{ NULL, 0, NULL, 0 }
+/* clang-format on */
+
 struct cli_data {
 	bool json, prom;
 	uint64_t watch_ns; /* 0: no --watch */
