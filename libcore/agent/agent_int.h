@@ -44,7 +44,17 @@ struct agent_thread {
 	};
 	unsigned quiet; /* the part of guard that is expected (C++
 			 * forwarding, fork): not counted as reentry */
-	uint64_t alloc_count, free_count, alloc_bytes;
+	uint64_t alloc_count, free_count;
+	/*
+	 * alloc_bytes (requested bytes, summed) is bytes_base - left, mod
+	 * 2^64: malloc's fast path lowers left by n and so counts n bytes
+	 * with no add of its own. Any other change of left goes through
+	 * count_bytes() (hooks.c), which moves bytes_base with it under seq,
+	 * a seqcount (odd while the pair changes) for readers on other
+	 * threads.
+	 */
+	uint64_t bytes_base;
+	unsigned seq;
 	uint64_t sample_left; /* exact mode: countdown (left stays 0) */
 	uint64_t rng;
 	uint64_t reentries; /* guarded allocations after warm-up */

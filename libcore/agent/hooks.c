@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <malloc.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -344,6 +345,53 @@ void agent_real_free(void *p)
 
 /* ---- threads: registry of per-thread counters ---- */
 
+/*
+ * Set the countdown to left and count n more requested bytes, keeping
+ * alloc_bytes == bytes_base - left (agent_int.h). The writer half of a
+ * seqcount (the kernel's seqcount_t, in C11 fences as in Boehm, "Can
+ * seqlocks get along with programming language memory models?", 2012):
+ * seq odd, release fence, the stores, seq even with release. Called by
+ * the owning thread only, with its guard held (a signal handler's malloc
+ * meanwhile would otherwise lower left between our read and our store).
+ */
+static void count_bytes(struct agent_thread *t, uint64_t n, uint64_t left)
+{
+	uint64_t base = t->bytes_base + n + left - t->left;
+	unsigned seq = t->seq;
+
+	__atomic_store_n(&t->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&t->bytes_base, base, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->left, left, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+/*
+ * alloc_bytes of thread t, read from any thread: the reader half of the
+ * seqcount. A writer interrupted for good inside count_bytes() (a signal
+ * handler that longjmps out of it) leaves seq odd; after 1000 tries the
+ * last reading is taken, off by at most one sampling interval.
+ */
+static uint64_t thread_alloc_bytes(const struct agent_thread *t)
+{
+	uint64_t base, left;
+
+	for (int i = 0;; i++) {
+		unsigned seq = __atomic_load_n(&t->seq, __ATOMIC_ACQUIRE);
+
+		base = __atomic_load_n(&t->bytes_base, __ATOMIC_RELAXED);
+		left = __atomic_load_n(&t->left, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if ((!(seq & 1) &&
+		     __atomic_load_n(&t->seq, __ATOMIC_RELAXED) == seq) ||
+		    i >= 1000)
+			break;
+		if (i >= 10)
+			sched_yield();
+	}
+	return base - left;
+}
+
 static struct agent_thread *registry;
 /* Counters of threads that have exited (and of pre-fork threads: no). */
 static uint64_t gone_alloc_count, gone_free_count, gone_alloc_bytes,
@@ -376,7 +424,7 @@ static void thread_exit(void *arg)
 	pthread_mutex_lock(&agent_reg_lock);
 	gone_alloc_count += t->alloc_count;
 	gone_free_count += t->free_count;
-	gone_alloc_bytes += t->alloc_bytes;
+	gone_alloc_bytes += t->bytes_base - t->left;
 	gone_reentries += t->reentries;
 	gone_samples += t->samples;
 	if (t->prev)
@@ -394,7 +442,9 @@ static void thread_exit(void *arg)
 	 * seen (they do not depend on the thread); allocations are counted in
 	 * the now unregistered block, i.e. not at all, and never sampled.
 	 */
-	t->left = UINT64_MAX;
+	t->guard++;
+	count_bytes(t, 0, UINT64_MAX);
+	t->guard--;
 	t->sample_left = UINT64_MAX;
 }
 
@@ -436,15 +486,17 @@ void agent_thread_setup(struct agent_thread *t)
 	t->name_time_ns = 0;
 	/* Exact mode sends every free to the slow path, for its size. */
 	t->slow_free = agent_mode == AGENT_ON && agent_cfg.exact;
+	t->guard++;
 	if (agent_mode != AGENT_ON) {
-		t->left = UINT64_MAX;
+		count_bytes(t, 0, UINT64_MAX);
 		t->sample_left = UINT64_MAX;
 	} else if (agent_cfg.exact) {
-		t->left = 0;
+		count_bytes(t, 0, 0);
 		t->sample_left = sampler_interval(&t->rng, agent_cfg.rate);
 	} else {
-		t->left = sampler_interval(&t->rng, agent_cfg.rate);
+		count_bytes(t, 0, sampler_interval(&t->rng, agent_cfg.rate));
 	}
+	t->guard--;
 	if (t->state == AGENT_THREAD_NEW) {
 		pthread_mutex_lock(&agent_reg_lock);
 		t->prev = NULL;
@@ -483,7 +535,7 @@ void agent_sum_counters(uint64_t *alloc_count, uint64_t *free_count,
 		 * moment stale, never torn (aligned 64-bit loads). */
 		a += __atomic_load_n(&t->alloc_count, __ATOMIC_RELAXED);
 		f += __atomic_load_n(&t->free_count, __ATOMIC_RELAXED);
-		b += __atomic_load_n(&t->alloc_bytes, __ATOMIC_RELAXED);
+		b += thread_alloc_bytes(t);
 		r += __atomic_load_n(&t->reentries, __ATOMIC_RELAXED);
 		s += __atomic_load_n(&t->samples, __ATOMIC_RELAXED);
 	}
@@ -504,7 +556,8 @@ void agent_threads_after_fork_child(void)
 	registry = NULL;
 	gone_alloc_count = gone_free_count = gone_alloc_bytes = 0;
 	gone_reentries = gone_samples = 0;
-	t->alloc_count = t->free_count = t->alloc_bytes = 0;
+	t->alloc_count = t->free_count = 0;
+	t->bytes_base = t->left; /* alloc_bytes 0 */
 	t->reentries = t->samples = 0;
 	t->next = t->prev = NULL;
 	if (t->state == AGENT_THREAD_LIVE) {
@@ -635,35 +688,42 @@ static __attribute__((noinline)) void *alloc_slow(struct agent_thread *t,
 						  void *p, size_t n)
 {
 	int saved = errno;
-	uint64_t *countdown;
 
-	t->alloc_count++;
-	t->alloc_bytes += n;
-	if (agent_mode != AGENT_ON) {
-		if (agent_mode == AGENT_DISABLED)
-			t->left = UINT64_MAX;
-		errno = saved;
-		return p;
-	}
-	/* From here on the agent takes locks: a signal handler that
-	 * allocates on this thread meanwhile must not come back in. */
+	/* The agent takes locks and changes left here: a signal handler
+	 * that allocates on this thread meanwhile must not come back in. */
 	t->guard++;
+	t->alloc_count++;
+	if (agent_mode != AGENT_ON) {
+		count_bytes(t, n,
+			    agent_mode == AGENT_DISABLED ? UINT64_MAX
+							 : t->left);
+		goto out;
+	}
 	if (t->state == AGENT_THREAD_NEW)
 		agent_thread_setup(t);
-	if (t->state == AGENT_THREAD_EXITED || !p)
+	if (t->state == AGENT_THREAD_EXITED || !p) {
+		count_bytes(t, n, t->left);
 		goto out;
-	if (agent_cfg.exact) {
-		exact_add((int64_t)malloc_usable_size(p));
-		countdown = &t->sample_left;
-	} else {
-		countdown = &t->left;
 	}
-	if (n < *countdown) {
-		*countdown -= n;
+	if (agent_cfg.exact) {
+		/* left stays 0: every call comes here. */
+		exact_add((int64_t)malloc_usable_size(p));
+		count_bytes(t, n, 0);
+		if (n < t->sample_left) {
+			t->sample_left -= n;
+			goto out;
+		}
+		sample(t, p, n);
+		t->sample_left = sampler_interval(&t->rng, agent_cfg.rate);
+		goto out;
+	}
+	if (n < t->left) {
+		/* As the fast path: lowering left counts the bytes. */
+		t->left -= n;
 		goto out;
 	}
 	sample(t, p, n);
-	*countdown = sampler_interval(&t->rng, agent_cfg.rate);
+	count_bytes(t, n, sampler_interval(&t->rng, agent_cfg.rate));
 out:
 	t->guard--;
 	errno = saved;
@@ -674,9 +734,8 @@ out:
 static inline void on_alloc(struct agent_thread *t, void *p, size_t n)
 {
 	if (likely(n < t->left)) {
-		t->left -= n;
+		t->left -= n; /* counts the bytes too (agent_int.h) */
 		t->alloc_count++;
-		t->alloc_bytes += n;
 		return;
 	}
 	alloc_slow(t, p, n);
@@ -788,9 +847,8 @@ PALLOC_EXPORT void *malloc(size_t n)
 	void *p;
 
 	if (likely(!t->guard && n < t->left)) {
-		t->left -= n;
+		t->left -= n; /* counts the bytes too (agent_int.h) */
 		t->alloc_count++;
-		t->alloc_bytes += n;
 		return real.malloc(n);
 	}
 	if (t->guard) {
