@@ -437,7 +437,69 @@ struct summary {
 	char *top;	  /* function holding the most, "" for none */
 	const char *kind; /* "inuse", or "alloc" when nothing is in use */
 	size_t order;	  /* rank in path order */
+	/* samples the agent could not record, from the profile's comment */
+	uint64_t dropped_count, dropped_bytes;
+	bool dropped_bytes_known;
 };
+
+/*
+ * Read a decimal number of at most 19 digits (no sign, no space) at *s
+ * and move *s past it. Returns false, *s unmoved, when there is none.
+ */
+static bool read_count(const char **s, uint64_t *v)
+{
+	const char *q = *s;
+	uint64_t n = 0;
+
+	while (*q >= '0' && *q <= '9' && q - *s < 19)
+		n = n * 10 + (uint64_t)(*q++ - '0');
+	if (q == *s || (*q >= '0' && *q <= '9'))
+		return false;
+	*s = q;
+	*v = n;
+	return true;
+}
+
+/*
+ * The agent's count of dropped samples: samples whose stack did not fit
+ * in its stack table (the cap, 65536 stacks) or that it had no memory
+ * for. Its profiles carry a comment
+ *
+ *   sampled allocations: N; dropped samples: M, about B bytes allocated
+ *   (stack table full at 65536 stacks, or out of memory)
+ *
+ * (earlier agents wrote no ", about B bytes"). The profile is outside
+ * input: a comment that does not read so counts as nothing dropped.
+ */
+static void find_dropped(const struct pprof_profile *p, struct summary *sm)
+{
+	static const char head[] = "sampled allocations: ";
+	static const char mid[] = "; dropped samples: ";
+	static const char about[] = ", about ";
+
+	for (size_t i = 0; i < p->n_comments; i++) {
+		const char *c = p->comments[i];
+		uint64_t n;
+
+		if (!c || strncmp(c, head, strlen(head)) != 0)
+			continue;
+		c += strlen(head);
+		if (!read_count(&c, &n) || strncmp(c, mid, strlen(mid)) != 0)
+			continue;
+		c += strlen(mid);
+		if (!read_count(&c, &sm->dropped_count))
+			continue;
+		if (strncmp(c, about, strlen(about)) == 0) {
+			c += strlen(about);
+			sm->dropped_bytes_known =
+				read_count(&c, &sm->dropped_bytes) &&
+				strncmp(c, " bytes", 6) == 0;
+		}
+		if (!sm->dropped_bytes_known)
+			sm->dropped_bytes = 0;
+		return;
+	}
+}
 
 /*
  * Fill sm from p: totals, and the top inuse function (top alloc when
@@ -459,6 +521,7 @@ static int summarize(const struct pprof_profile *p, struct summary *sm)
 				  &sm->top) < 0)
 			return -1;
 	}
+	find_dropped(p, sm);
 	return 0;
 }
 
@@ -538,21 +601,51 @@ static const char *short_name(const char *name, char *out, size_t size)
 	return start < n ? out + start : name;
 }
 
-/* "wrote PATH: alloc 1.2 MiB in 345 objects, inuse ..., top inuse: FN" */
+/*
+ * The end of a summary line when samples were dropped ("" when none):
+ * "; 65540 samples dropped, about 4.0 MiB (stack table full or out of
+ * memory)". Those samples are in none of the line's totals.
+ */
+static const char *dropped_text(const struct summary *sm, char *buf, size_t len)
+{
+	char b[32];
+
+	if (sm->dropped_count == 0)
+		return "";
+	snprintf(buf, len,
+		 "; %llu sample%s dropped%s%s (stack table full or "
+		 "out of memory)",
+		 (unsigned long long)sm->dropped_count,
+		 sm->dropped_count == 1 ? "" : "s",
+		 sm->dropped_bytes_known ? ", about " : "",
+		 sm->dropped_bytes_known
+			 ? human_bytes(sm->dropped_bytes > INT64_MAX
+					       ? INT64_MAX
+					       : (int64_t)sm->dropped_bytes,
+				       b, sizeof(b))
+			 : "");
+	return buf;
+}
+
+/*
+ * "wrote PATH: alloc 1.2 MiB in 345 objects, inuse ..., top inuse: FN",
+ * then "; N samples dropped ..." when the agent dropped some.
+ */
 static void print_summary(const struct summary *sm)
 {
-	char a[32], b[32], top[256];
+	char a[32], b[32], top[256], d[128];
 
 	fprintf(stderr,
 		"%s: wrote %s: alloc %s in %lld objects, inuse %s in %lld "
-		"objects, top %s: %s\n",
+		"objects, top %s: %s%s\n",
 		msg_prog(), sm->shown,
 		human_bytes(sm->alloc_space, a, sizeof(a)),
 		(long long)sm->alloc_objects,
 		human_bytes(sm->inuse_space, b, sizeof(b)),
 		(long long)sm->inuse_objects, sm->kind,
 		*sm->top ? short_name(sm->top, top, sizeof(top))
-			 : "(no samples)");
+			 : "(no samples)",
+		dropped_text(sm, d, sizeof(d)));
 }
 
 /* A mapping the symbolizer could not use (missing file, other build id). */
@@ -618,12 +711,18 @@ static int by_order(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* a + b, or UINT64_MAX when that overflows (counts read from files). */
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* Print the summaries (see SUMMARY_MAX); sms is reordered. */
 static void print_summaries(struct summary *sms, size_t n)
 {
-	struct summary rest = {.kind = "alloc"};
+	struct summary rest = {.kind = "alloc", .dropped_bytes_known = true};
 	size_t shown = n;
-	char a[32], b[32];
+	char a[32], b[32], d[128];
 
 	if (n > SUMMARY_MAX) {
 		qsort(sms, n, sizeof(*sms), by_alloc_desc);
@@ -639,15 +738,23 @@ static void print_summaries(struct summary *sms, size_t n)
 		rest.alloc_space += sms[i].alloc_space;
 		rest.inuse_objects += sms[i].inuse_objects;
 		rest.inuse_space += sms[i].inuse_space;
+		rest.dropped_count =
+			add_sat(rest.dropped_count, sms[i].dropped_count);
+		rest.dropped_bytes =
+			add_sat(rest.dropped_bytes, sms[i].dropped_bytes);
+		/* "about B" only when every profile that dropped said B */
+		if (sms[i].dropped_count && !sms[i].dropped_bytes_known)
+			rest.dropped_bytes_known = false;
 	}
 	fprintf(stderr,
 		"%s: and %zu more profiles with less allocated: alloc %s in "
-		"%lld objects, inuse %s in %lld objects\n",
+		"%lld objects, inuse %s in %lld objects%s\n",
 		msg_prog(), n - shown,
 		human_bytes(rest.alloc_space, a, sizeof(a)),
 		(long long)rest.alloc_objects,
 		human_bytes(rest.inuse_space, b, sizeof(b)),
-		(long long)rest.inuse_objects);
+		(long long)rest.inuse_objects,
+		dropped_text(&rest, d, sizeof(d)));
 }
 
 /*

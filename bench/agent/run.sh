@@ -13,7 +13,7 @@
 #               sqlite3; redis-benchmark throughput; peak RSS difference
 #   every    3. rate 1: churn slowdown, palloc vs heaptrack; share of the
 #               stacks of a 100-deep recursion that reach main
-#   bounded  4. churn for 10 s and 60 s: profile size, samples, RSS
+#   bounded  4. churn (1 stack, 2^18 stacks), 10 s, 60 s: profile, RSS
 #   peers    6. churn 1 and 2 threads: palloc, heaptrack, jemalloc (plain
 #               and prof at 2^19), tcmalloc (plain, sampling at 512 KiB,
 #               HEAPPROFILE), palloc over jemalloc
@@ -593,43 +593,66 @@ every_depth() {
 # ---- table 4: bounded memory and output ----
 
 table_bounded() {
-	local s v size stacks
-	echo "## Table 4: churn loop for 10 s and 60 s (1 run each; not 10 min)"
+	local s v w size stacks secs=${PALLOC_BOUNDED_SECONDS:-10 60}
+	local bits=18
+
+	for s in $secs; do
+		case $s in
+		'' | *[!0-9]* | 0) die "PALLOC_BOUNDED_SECONDS: '$s' is not a positive number of seconds" ;;
+		esac
+	done
+	echo "## Table 4: bounded memory and output, $(echo $secs |
+		sed 's/ /, /g') s (1 run each)"
 	echo
-	echo "| seconds | profile bytes | stacks in profile | sampled allocations | dropped | peak RSS base MiB | peak RSS palloc MiB | palloc - base MiB |"
-	echo "|---|---|---|---|---|---|---|---|"
-	for s in 10 60; do
-		: >"$tmp/results"
-		for v in base palloc; do
-			rm -rf "$tmp/keep"
-			mkdir -p "$tmp/keep"
-			/usr/bin/time -f '%U %S %M' -o "$tmp/time" env \
-				LD_PRELOAD="$([ "$v" = palloc ] && echo "$agent")" \
-				PALLOC_OUTPUT="$tmp/keep/p.pb.gz" \
-				"$tmp/work" churn 0 1 "$s" >/dev/null ||
-				die "churn $s s failed"
-			awk -v v="$v" '{ print "churn", v, 1, 0, $1 + $2, $3 }' \
-				"$tmp/time" >>"$tmp/results"
+	echo "churn: the churn loop, one allocating stack; spread: the same"
+	echo "loop with each malloc at the end of one of 2^$bits = $((1 << bits))"
+	echo "call paths (work spread $bits), past the stack table's cap of 65536."
+	echo "Dropped: samples whose new stack did not fit (count, and about how"
+	echo "many bytes they stand for), from the profile's comment."
+	echo
+	echo "| workload | seconds | profile bytes | stacks in profile | sampled allocations | dropped | dropped bytes | peak RSS base MiB | peak RSS palloc MiB | palloc - base MiB |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
+	for w in churn spread; do
+		for s in $secs; do
+			: >"$tmp/results"
+			for v in base palloc; do
+				rm -rf "$tmp/keep"
+				mkdir -p "$tmp/keep"
+				set -- churn 0 1 "$s"
+				[ "$w" = spread ] && set -- spread "$bits" "$s"
+				/usr/bin/time -f '%U %S %M' -o "$tmp/time" env \
+					LD_PRELOAD="$([ "$v" = palloc ] && echo "$agent")" \
+					PALLOC_OUTPUT="$tmp/keep/p.pb.gz" \
+					"$tmp/work" "$@" >/dev/null ||
+					die "$w $s s failed"
+				awk -v v="$v" '{ print "w", v, 1, 0, $1 + $2, $3 }' \
+					"$tmp/time" >>"$tmp/results"
+			done
+			size=$(stat -c %s "$tmp/keep/p.pb.gz")
+			stacks=$(go tool pprof -raw "$tmp/keep/p.pb.gz" 2>/dev/null |
+				awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
+				     s && /^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+:/ { n++ }
+				     END { print n + 0 }')
+			go tool pprof -comments "$tmp/keep/p.pb.gz" 2>/dev/null \
+				>"$tmp/comments"
+			# "sampled allocations: N; dropped samples: M, about B
+			# bytes allocated (...)"
+			awk -v w="$w" -v s="$s" -v size="$size" -v stacks="$stacks" \
+				-v c="$(grep -m1 '^sampled allocations' "$tmp/comments")" '
+				{ rss[$2] = $6 }
+				END {
+					n = split(c, f, /[:;,] */)
+					sampled = f[2]; dropped = f[4]; bytes = f[5]
+					sub(/^about /, "", bytes)
+					sub(/[^0-9].*/, "", bytes)
+					if (n < 5) sampled = dropped = bytes = "?"
+					printf "| %s | %d | %d | %d | %s | %s | %s | %.1f | %.1f | %+.1f |\n",
+						w, s, size, stacks, sampled, dropped,
+						bytes, rss["base"] / 1024,
+						rss["palloc"] / 1024,
+						(rss["palloc"] - rss["base"]) / 1024
+				}' "$tmp/results"
 		done
-		size=$(stat -c %s "$tmp/keep/p.pb.gz")
-		stacks=$(go tool pprof -raw "$tmp/keep/p.pb.gz" 2>/dev/null |
-			awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
-			     s && /^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+:/ { n++ }
-			     END { print n + 0 }')
-		go tool pprof -comments "$tmp/keep/p.pb.gz" 2>/dev/null \
-			>"$tmp/comments"
-		awk -v s="$s" -v size="$size" -v stacks="$stacks" \
-			-v c="$(grep -m1 '^sampled allocations' "$tmp/comments")" '
-			{ rss[$2] = $6 }
-			END {
-				split(c, f, /[:;] */)
-				sampled = f[2]; dropped = f[4]
-				sub(/ .*/, "", dropped)
-				printf "| %d | %d | %d | %s | %s | %.1f | %.1f | %+.1f |\n",
-					s, size, stacks, sampled, dropped,
-					rss["base"] / 1024, rss["palloc"] / 1024,
-					(rss["palloc"] - rss["base"]) / 1024
-			}' "$tmp/results"
 	done
 	echo
 }

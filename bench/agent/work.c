@@ -22,6 +22,13 @@
  *	until MILLIONS million pairs are done. Stacks are DEPTH + 2 frames
  *	deep up to main. PER 1000 is a tight loop at the bottom of a deep
  *	stack; PER 1, a program that makes a deep call for every allocation.
+ * work spread BITS SECONDS
+ *	the churn loop of one thread (sizes, window and free as in churn)
+ *	for SECONDS seconds, but each malloc is made at the end of one of
+ *	2^BITS distinct call paths: BITS levels of two functions (not
+ *	inlined, not merged, no tail calls), chosen by the bits of the pair
+ *	counter, so path i % 2^BITS makes pair i. Table 4 uses it to fill
+ *	the agent's stack table past its cap.
  * Each prints a checksum so that the work cannot be optimized away.
  */
 #define WINDOW 4096
@@ -165,6 +172,82 @@ static int deep(double millions, int depth, int per)
 	return 0;
 }
 
+static volatile unsigned long spread_hits[2];
+
+static __attribute__((noinline)) void *spread_a(int level, unsigned long path,
+						size_t size);
+static __attribute__((noinline)) void *spread_b(int level, unsigned long path,
+						size_t size);
+
+/* One level: the next function by the low bit of path, malloc at 0. */
+static inline __attribute__((always_inline)) void *
+spread_next(int level, unsigned long path, size_t size)
+{
+	if (level <= 0)
+		return malloc(size);
+	if (path & 1)
+		return spread_b(level - 1, path >> 1, size);
+	return spread_a(level - 1, path >> 1, size);
+}
+
+/*
+ * spread_a and spread_b differ (each counts its own calls), so that
+ * identical-code folding cannot merge them into one function and one
+ * path; the asm after the call keeps it from being a tail call.
+ */
+static void *spread_a(int level, unsigned long path, size_t size)
+{
+	void *p = spread_next(level, path, size);
+
+	spread_hits[0]++;
+	__asm__ volatile("" : "+r"(p));
+	return p;
+}
+
+static void *spread_b(int level, unsigned long path, size_t size)
+{
+	void *p = spread_next(level, path, size);
+
+	spread_hits[1]++;
+	__asm__ volatile("" : "+r"(p));
+	return p;
+}
+
+static int spread(int bits, double seconds)
+{
+	void **live = calloc(WINDOW, sizeof(*live));
+	uint64_t x = 42, sum = 0;
+	unsigned long mask;
+	double end = now_s() + seconds;
+
+	if (!live || bits < 1 || bits > 30)
+		return 2;
+	mask = (1UL << bits) - 1;
+	for (unsigned long i = 0;; i++) {
+		size_t slot = i % WINDOW, size;
+		char *p;
+
+		if (i % 65536 == 0 && now_s() >= end)
+			break;
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		size = 8 + (size_t)((x >> 33) % 512);
+		free(live[slot]);
+		/* BITS functions deep: the first is chosen here by bit 0 */
+		p = (i & 1) ? spread_b(bits - 1, (i & mask) >> 1, size)
+			    : spread_a(bits - 1, (i & mask) >> 1, size);
+		if (!p)
+			exit(1);
+		p[0] = (char)i;
+		sum += (uintptr_t)p[0] + size;
+		live[slot] = p;
+	}
+	for (size_t i = 0; i < WINDOW; i++)
+		free(live[i]);
+	free(live);
+	printf("%llu\n", (unsigned long long)sum);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long a = argc > 2 ? strtoul(argv[2], NULL, 10) : 10;
@@ -179,6 +262,9 @@ int main(int argc, char **argv)
 		return deep(argc > 2 ? strtod(argv[2], NULL) : 10,
 			    argc > 3 ? (int)b : 100,
 			    argc > 4 ? (int)strtol(argv[4], NULL, 10) : 1000);
-	fprintf(stderr, "usage: work churn|growth|deep ...\n");
+	if (argc > 1 && !strcmp(argv[1], "spread"))
+		return spread(argc > 2 ? (int)a : 18,
+			      argc > 3 ? strtod(argv[3], NULL) : 10);
+	fprintf(stderr, "usage: work churn|growth|deep|spread ...\n");
 	return 2;
 }
