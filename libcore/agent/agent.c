@@ -28,7 +28,7 @@ struct agent_config agent_cfg = {
 };
 
 pthread_mutex_t agent_dump_lock = PTHREAD_MUTEX_INITIALIZER;
-pthread_mutex_t agent_tab_lock = PTHREAD_MUTEX_INITIALIZER;
+struct agent_lock agent_tab_lock = AGENT_LOCK_INIT;
 pthread_mutex_t agent_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 struct arena agent_arena = ARENA_INIT;
 struct pprof_allocator agent_alloc_hooks;
@@ -364,16 +364,22 @@ static int64_t round_value(double v)
 	return (int64_t)(v + 0.5);
 }
 
-/* Lock with bounded retries when exiting (another thread may be stuck
- * holding it); block otherwise. 0 or -1. */
-static int lock_maybe_bounded(pthread_mutex_t *m, bool bounded)
+/* Lock m (a pthread mutex) or, when m is NULL, l: with bounded retries
+ * when exiting (another thread may be stuck holding it), blocking
+ * otherwise. 0 or -1. */
+static int lock_maybe_bounded(pthread_mutex_t *m, struct agent_lock *l,
+			      bool bounded)
 {
 	struct timespec ts = {0, 5000000};
 
-	if (!bounded)
+	if (!bounded && m)
 		return pthread_mutex_lock(m) == 0 ? 0 : -1;
+	if (!bounded) {
+		agent_lock(l);
+		return 0;
+	}
 	for (int i = 0; i < EXIT_LOCK_TRIES; i++) {
-		if (pthread_mutex_trylock(m) == 0)
+		if (m ? pthread_mutex_trylock(m) == 0 : agent_trylock(l))
 			return 0;
 		nanosleep(&ts, NULL);
 	}
@@ -560,12 +566,12 @@ static struct pprof_profile *build_profile(bool exiting, const char *dflt)
 	if (m.err)
 		goto fail;
 	sort_segs(m.segs, m.n);
-	if (lock_maybe_bounded(&agent_tab_lock, exiting) < 0) {
+	if (lock_maybe_bounded(NULL, &agent_tab_lock, exiting) < 0) {
 		msg_set("the stack table stayed locked by another thread");
 		goto fail;
 	}
 	rc = add_samples(p, &m);
-	pthread_mutex_unlock(&agent_tab_lock);
+	agent_unlock(&agent_tab_lock);
 	if (rc < 0 || add_comments(p, &observed) < 0)
 		goto fail;
 	p->time_nanos = realtime_ns();
@@ -704,7 +710,7 @@ static int dump_as(const char *path, bool exiting, bool peak, char *written,
 	int rc = -1, err = 0;
 
 	agent_guard_enter();
-	if (lock_maybe_bounded(&agent_dump_lock, exiting) < 0) {
+	if (lock_maybe_bounded(&agent_dump_lock, NULL, exiting) < 0) {
 		msg_set("another dump stayed in progress");
 		agent_guard_leave();
 		errno = EBUSY;
@@ -770,7 +776,7 @@ void agent_get_stats(struct agent_stats *st)
 	agent_sum_counters(&st->alloc_count, &st->free_count, &st->alloc_bytes,
 			   &re, &ns);
 	st->exact = agent_cfg.exact;
-	pthread_mutex_lock(&agent_tab_lock);
+	agent_lock(&agent_tab_lock);
 	st->sampled_count = agent_sampled;
 	st->dropped_count = agent_dropped;
 	st->dropped_bytes = (uint64_t)round_value(agent_dropped_bytes);
@@ -778,7 +784,7 @@ void agent_get_stats(struct agent_stats *st)
 	if (!st->exact)
 		st->peak_inuse_bytes =
 			(uint64_t)round_value(agent_tab.max_inuse_bytes);
-	pthread_mutex_unlock(&agent_tab_lock);
+	agent_unlock(&agent_tab_lock);
 	if (st->exact) {
 		/*
 		 * Blocks allocated before the agent started (or by the agent's
@@ -893,11 +899,11 @@ static void peak_maybe_write(bool final)
 	char path[PATH_MAX + 64];
 	uint64_t now, last;
 
-	pthread_mutex_lock(&agent_tab_lock);
+	agent_lock(&agent_tab_lock);
 	if (agent_tab.inuse_bytes > agent_tab.peak_bytes)
 		stacktab_snapshot_peak(&agent_tab);
 	now = (uint64_t)round_value(agent_tab.peak_bytes);
-	pthread_mutex_unlock(&agent_tab_lock);
+	agent_unlock(&agent_tab_lock);
 	last = __atomic_load_n(&peak_written, __ATOMIC_RELAXED);
 	if (now == 0 || now <= last || (!final && now - last < last / 16))
 		return;
@@ -1086,7 +1092,7 @@ static void fork_prepare(void)
 		snapshot_free();
 		phdr_foreach(snapshot_seg, NULL);
 	}
-	pthread_mutex_lock(&agent_tab_lock);
+	agent_lock(&agent_tab_lock);
 	pthread_mutex_lock(&agent_reg_lock);
 	arena_lock(&agent_arena);
 }
@@ -1095,7 +1101,7 @@ static void fork_parent(void)
 {
 	arena_unlock(&agent_arena);
 	pthread_mutex_unlock(&agent_reg_lock);
-	pthread_mutex_unlock(&agent_tab_lock);
+	agent_unlock(&agent_tab_lock);
 	pthread_mutex_unlock(&agent_dump_lock);
 	agent_guard_leave();
 }
@@ -1111,7 +1117,7 @@ static void fork_child(void)
 {
 	arena_reset_lock(&agent_arena);
 	pthread_mutex_init(&agent_reg_lock, NULL);
-	pthread_mutex_init(&agent_tab_lock, NULL);
+	agent_lock_reset(&agent_tab_lock);
 	pthread_mutex_init(&agent_dump_lock, NULL);
 	if (agent_mode == AGENT_ON && !agent_cfg.follow_children)
 		agent_mode = AGENT_DISABLED;

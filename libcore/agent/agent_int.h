@@ -6,6 +6,7 @@
 
 #include "agent.h"
 #include "arena.h"
+#include "lock.h"
 #include "phdr.h"
 #include "stacktab.h"
 #include "unwind.h"
@@ -102,7 +103,10 @@ extern struct agent_config agent_cfg;
  *  4. agent_arena.lock the private memory.
  * A lock may be taken while holding only locks above it.
  */
-extern pthread_mutex_t agent_dump_lock, agent_tab_lock, agent_reg_lock;
+extern pthread_mutex_t agent_dump_lock, agent_reg_lock;
+/* A futex mutex (lock.h): taken on every sample and every free of a
+ * sampled block. */
+extern struct agent_lock agent_tab_lock;
 extern struct arena agent_arena;
 extern struct pprof_allocator agent_alloc_hooks;
 extern struct stacktab agent_tab;

@@ -647,7 +647,7 @@ static inline __attribute__((always_inline)) void sample(struct agent_thread *t,
 	refresh_name(t);
 	sampler_weight(agent_cfg.rate, size, &objects, &bytes);
 	t->samples++;
-	pthread_mutex_lock(&agent_tab_lock);
+	agent_lock(&agent_tab_lock);
 	agent_sampled++;
 	s = stacktab_intern(&agent_tab, pcs + skip, depth, t->name);
 	if (!s || stacktab_add(&agent_tab, s, (uintptr_t)p, size, objects,
@@ -661,7 +661,7 @@ static inline __attribute__((always_inline)) void sample(struct agent_thread *t,
 		    agent_tab.inuse_bytes > agent_tab.peak_bytes * 17 / 16)
 			stacktab_snapshot_peak(&agent_tab);
 	}
-	pthread_mutex_unlock(&agent_tab_lock);
+	agent_unlock(&agent_tab_lock);
 	t->warm = true;
 }
 
@@ -764,9 +764,9 @@ static __attribute__((noinline)) bool free_slow(void *p,
 	if (stacktab_maybe_live(&agent_tab, (uintptr_t)p)) {
 		/* A signal handler's free meanwhile must not relock. */
 		t->guard++;
-		pthread_mutex_lock(&agent_tab_lock);
+		agent_lock(&agent_tab_lock);
 		found = stacktab_remove(&agent_tab, (uintptr_t)p, e);
-		pthread_mutex_unlock(&agent_tab_lock);
+		agent_unlock(&agent_tab_lock);
 		t->guard--;
 	}
 	errno = saved;
@@ -951,10 +951,10 @@ static void *realloc_common(void *p, size_t n, size_t elem, bool array)
 			int saved = errno;
 
 			t->guard++;
-			pthread_mutex_lock(&agent_tab_lock);
+			agent_lock(&agent_tab_lock);
 			if (stacktab_restore(&agent_tab, &e) < 0)
 				agent_dropped++;
-			pthread_mutex_unlock(&agent_tab_lock);
+			agent_unlock(&agent_tab_lock);
 			t->guard--;
 			errno = saved;
 		}
