@@ -841,7 +841,15 @@ static inline bool on_free(struct agent_thread *t, void *p)
 
 /* ---- the C interface ---- */
 
-PALLOC_EXPORT void *malloc(size_t n)
+/*
+ * The hot entry points start on a cache line, so that the fast paths of
+ * malloc (12 instructions) and free (15) sit in one 64-byte line. At
+ * gcc's default 16-byte alignment malloc's straddled two, and the churn
+ * loop cost 2 to 4 points more (bench/agent/README.md).
+ */
+#define HOT_ENTRY __attribute__((aligned(64)))
+
+PALLOC_EXPORT HOT_ENTRY void *malloc(size_t n)
 {
 	struct agent_thread *t = &agent_tls;
 	void *p;
@@ -874,7 +882,7 @@ static __attribute__((noinline)) void free_marked_release(void *p)
 }
 
 /* on_free() spelled out with tail calls: see the hot path note above. */
-PALLOC_EXPORT void free(void *p)
+PALLOC_EXPORT HOT_ENTRY void free(void *p)
 {
 	struct agent_thread *t = &agent_tls;
 
@@ -888,7 +896,7 @@ PALLOC_EXPORT void free(void *p)
 	real.free(p);
 }
 
-PALLOC_EXPORT void *calloc(size_t n, size_t size)
+PALLOC_EXPORT HOT_ENTRY void *calloc(size_t n, size_t size)
 {
 	struct agent_thread *t = &agent_tls;
 	size_t total;
@@ -970,7 +978,7 @@ static void *realloc_common(void *p, size_t n, size_t elem, bool array)
 	return q;
 }
 
-PALLOC_EXPORT void *realloc(void *p, size_t n)
+PALLOC_EXPORT HOT_ENTRY void *realloc(void *p, size_t n)
 {
 	return realloc_common(p, n, 1, false);
 }
@@ -1161,13 +1169,13 @@ static void *fallback_new(size_t n, size_t align, bool nothrow)
 	(real.fn ? real.fn args : fallback_new(n, align, nothrow))
 
 PALLOC_EXPORT void *_Znwm(size_t n);
-PALLOC_EXPORT void *_Znwm(size_t n)
+PALLOC_EXPORT HOT_ENTRY void *_Znwm(size_t n)
 {
 	NEW_BODY(NEW_CALL(znwm, (n), n, 0, false), n, 0, false);
 }
 
 PALLOC_EXPORT void *_Znam(size_t n);
-PALLOC_EXPORT void *_Znam(size_t n)
+PALLOC_EXPORT HOT_ENTRY void *_Znam(size_t n)
 {
 	NEW_BODY(NEW_CALL(znam, (n), n, 0, false), n, 0, false);
 }
@@ -1228,25 +1236,25 @@ PALLOC_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al,
 	}
 
 PALLOC_EXPORT void _ZdlPv(void *p);
-PALLOC_EXPORT void _ZdlPv(void *p)
+PALLOC_EXPORT HOT_ENTRY void _ZdlPv(void *p)
 {
 	DELETE_BODY(zdlpv, (p));
 }
 
 PALLOC_EXPORT void _ZdaPv(void *p);
-PALLOC_EXPORT void _ZdaPv(void *p)
+PALLOC_EXPORT HOT_ENTRY void _ZdaPv(void *p)
 {
 	DELETE_BODY(zdapv, (p));
 }
 
 PALLOC_EXPORT void _ZdlPvm(void *p, size_t n);
-PALLOC_EXPORT void _ZdlPvm(void *p, size_t n)
+PALLOC_EXPORT HOT_ENTRY void _ZdlPvm(void *p, size_t n)
 {
 	DELETE_BODY(zdlpv_sz, (p, n));
 }
 
 PALLOC_EXPORT void _ZdaPvm(void *p, size_t n);
-PALLOC_EXPORT void _ZdaPvm(void *p, size_t n)
+PALLOC_EXPORT HOT_ENTRY void _ZdaPvm(void *p, size_t n)
 {
 	DELETE_BODY(zdapv_sz, (p, n));
 }
