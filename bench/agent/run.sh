@@ -12,7 +12,9 @@
 #               (1 and 2 threads), growth, 100-deep stacks, python3,
 #               sqlite3; redis-benchmark throughput; peak RSS difference
 #   every    3. rate 1: churn slowdown, palloc vs heaptrack; share of the
-#               stacks of a 100-deep recursion that reach main
+#               stacks of a 100-deep recursion that reach main (palloc,
+#               heaptrack, tcmalloc's HEAPPROFILE)
+#   depth    only that last part of table 3
 #   bounded  4. churn (1 stack, 2^18 stacks), 10 s, 60 s: profile, RSS
 #   peers    6. churn 1 and 2 threads: palloc, heaptrack, jemalloc (plain
 #               and prof at 2^19), tcmalloc (plain, sampling at 512 KiB,
@@ -553,41 +555,75 @@ table_every() {
 # every_depth: a 100-deep recursion at rate 1 and max depth 128: how many
 # of its stacks reach main, and how deep they are.
 every_depth() {
-	mkdir -p "$tmp/out"
-	"$run" -q -r 1 --max-depth 128 -o "$tmp/out/deep.pb.gz" \
+	local o=$tmp/out
+	rm -rf "$o"
+	mkdir -p "$o"
+	"$run" -q -r 1 --max-depth 128 -o "$o/deep.pb.gz" \
 		"$tmp/work" deep 0.02 100 >/dev/null ||
 		die "palloc-run deep failed"
 	go tool pprof -sample_index=alloc_space -traces \
-		"$tmp/out/deep.pb.gz" 2>/dev/null >"$tmp/traces"
-	echo "100-deep recursion (work deep 0.02 100: 20,000 allocations),"
-	echo "palloc-run -r 1 --max-depth 128, read with go tool pprof"
-	echo "-sample_index=alloc_space -traces (every stack of the profile):"
+		"$o/deep.pb.gz" 2>/dev/null >"$tmp/traces-palloc"
+	# gperftools: its legacy heap file, which go tool pprof reads too
+	with tcheap "$tmp/work" deep 0.02 100 >/dev/null 2>&1 ||
+		die "tcmalloc HEAPPROFILE deep failed"
+	go tool pprof -sample_index=alloc_space -traces "$tmp/work" \
+		"$o"/tcheap.*.heap 2>/dev/null >"$tmp/traces-tcheap"
+	# heaptrack: folded stacks (root first, "f (file);g (file) N") turned
+	# into the same layout as pprof's -traces
+	heaptrack -o "$o/ht" "$tmp/work" deep 0.02 100 >/dev/null 2>&1 &&
+		heaptrack_print -f "$o"/ht.*zst --print-flamegraph \
+			"$tmp/ht.folded" >/dev/null 2>&1 ||
+		die "heaptrack deep failed"
+	awk '{
+		sub(/ [0-9]+$/, "")
+		n = split($0, f, ";")
+		print "-----------+-------"
+		for (i = n; i >= 1; i--) {
+			sub(/ \(.*$/, "", f[i])
+			print "  " f[i]
+		}
+	}' "$tmp/ht.folded" >"$tmp/traces-heaptrack"
+	echo "100-deep recursion (work deep 0.02 100: 20,000 allocations, every"
+	echo "one recorded): palloc-run -r 1 --max-depth 128, heaptrack, and"
+	echo "tcmalloc's HEAPPROFILE; the stacks that pass through leaf(), read"
+	echo "with go tool pprof -traces (heaptrack: heaptrack_print's folded"
+	echo "stacks):"
 	echo
-	awk '
-	# Traces are separated by lines of dashes; the header before the
-	# first one and the "thread:" label lines are not frames; the last
-	# field of a frame line is the function.
-	function done_trace() {
-		if (!nf) return
-		n++
-		if (hasmain) m++
-		if (nf > mx) mx = nf
-		if (!mn || nf < mn) mn = nf
-		nf = 0; hasmain = 0
-	}
-	/^-+\+-+$/ { done_trace(); s = 1; next }
-	s && NF && $1 != "thread:" {
-		nf++
-		if ($NF == "main") hasmain = 1
-	}
-	END {
-		done_trace()
-		printf "| stacks | reaching main | share | frames min-max |\n"
-		printf "|---|---|---|---|\n"
-		printf "| %d | %d | %.1f %% | %d-%d |\n", n, m,
-			n ? 100 * m / n : 0, mn, mx
-	}' "$tmp/traces"
+	echo "| profiler | stacks through leaf | reaching main | share | frames min-max |"
+	echo "|---|---|---|---|---|"
+	for v in palloc heaptrack tcheap; do
+		awk -v name="$v" '
+		# Traces are separated by lines of dashes; the header before
+		# the first one and the "thread:" label lines are not frames;
+		# the last field of a frame line is the function.
+		function done_trace() {
+			if (nf && hasleaf) {
+				n++
+				if (hasmain) m++
+				if (nf > mx) mx = nf
+				if (!mn || nf < mn) mn = nf
+			}
+			nf = 0; hasmain = 0; hasleaf = 0
+		}
+		/^-+\+-+$/ { done_trace(); s = 1; next }
+		s && NF && $1 != "thread:" {
+			nf++
+			if ($NF == "main") hasmain = 1
+			if ($NF == "leaf") hasleaf = 1
+		}
+		END {
+			done_trace()
+			printf "| %s | %d | %d | %.1f %% | %d-%d |\n", name, n,
+				m, n ? 100 * m / n : 0, mn, mx
+		}' "$tmp/traces-$v"
+	done
 	echo
+}
+
+table_depth() {
+	echo "## Table 3b: stacks of a 100-deep recursion"
+	echo
+	every_depth
 }
 
 # ---- table 4: bounded memory and output ----
@@ -800,10 +836,10 @@ table_versus() {
 }
 
 case $table in
-hot | default | every | bounded | peers | parts | versus) ;;
+hot | default | every | bounded | peers | parts | versus | depth) ;;
 all) ;;
 *)
-	sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac
