@@ -38,11 +38,11 @@ struct pprof_value_type {
 };
 
 struct pprof_mapping {
-	uint64_t id;	     /* index + 1 */
-	uint64_t start;      /* memory_start */
-	uint64_t limit;      /* memory_limit (exclusive) */
-	uint64_t offset;     /* file_offset of start */
-	const char *file;    /* path, or "[vdso]" and the like */
+	uint64_t id;	      /* index + 1 */
+	uint64_t start;	      /* memory_start */
+	uint64_t limit;	      /* memory_limit (exclusive) */
+	uint64_t offset;      /* file_offset of start */
+	const char *file;     /* path, or "[vdso]" and the like */
 	const char *build_id; /* lower-case hex of the GNU build id, or "" */
 	bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
 };
@@ -64,14 +64,14 @@ struct pprof_location {
 	uint64_t id;	     /* index + 1 */
 	uint64_t mapping_id; /* 0: none */
 	uint64_t address;    /* absolute address in the profiled process */
-	size_t n_lines;      /* innermost inlined frame first, caller last */
+	size_t n_lines;	     /* innermost inlined frame first, caller last */
 	struct pprof_line *lines;
 	bool is_folded;
 };
 
 struct pprof_label {
 	const char *key;
-	const char *str;      /* "" when the label is numeric */
+	const char *str; /* "" when the label is numeric */
 	int64_t num;
 	const char *num_unit; /* "" when none */
 };
@@ -179,8 +179,7 @@ int pprof_write_fd(const struct pprof_profile *p, int fd);
  * at max_size bytes (0: 1 GiB), and a bad file gives NULL with msg_set()
  * naming what is wrong, never a crash. alloc NULL means malloc.
  */
-struct pprof_profile *pprof_decode(const void *buf, size_t len,
-				   size_t max_size,
+struct pprof_profile *pprof_decode(const void *buf, size_t len, size_t max_size,
 				   const struct pprof_allocator *alloc);
 
 /* Read and decode a file ("-": stdin). NULL with msg_set() on error,

@@ -27,7 +27,7 @@ static void check(bool cond, const char *name, const char *why)
 
 static __attribute__((noinline)) void mode_errno(void)
 {
-	void *p;
+	void *p, *q;
 
 	errno = 1234;
 	p = malloc(16);
@@ -39,14 +39,19 @@ static __attribute__((noinline)) void mode_errno(void)
 	p = malloc(SIZE_MAX / 2);
 	check(!p && errno == ENOMEM, "huge malloc gives ENOMEM",
 	      "no ENOMEM from a failed malloc");
+	free(p); /* NULL unless the check failed */
 	errno = 0;
 	p = realloc(NULL, SIZE_MAX / 2);
 	check(!p && errno == ENOMEM, "huge realloc gives ENOMEM",
 	      "no ENOMEM from a failed realloc");
+	free(p);
 	p = malloc(64);
 	errno = 0;
-	check(realloc(p, SIZE_MAX / 2) == NULL && errno == ENOMEM,
+	q = realloc(p, SIZE_MAX / 2);
+	check(!q && errno == ENOMEM,
 	      "failed realloc keeps the block and gives ENOMEM", "bad");
+	if (q)
+		p = q;
 	memset(p, 1, 64); /* still ours */
 	free(p);
 	errno = 777;
@@ -90,9 +95,11 @@ static void mode_overflow(void)
 	check(!p && errno == ENOMEM, "calloc overflow gives NULL, ENOMEM",
 	      "calloc overflow not refused");
 	errno = 0;
+	free(p);
 	p = reallocarray(NULL, half, 4);
 	check(!p && errno == ENOMEM, "reallocarray overflow gives ENOMEM",
 	      "reallocarray overflow not refused");
+	free(p);
 	p = calloc(1000, 1000);
 	check(p != NULL, "calloc 1e6 zeroed", "NULL");
 	if (p) {

@@ -48,7 +48,8 @@ int main(void)
 	       "same key, same stack");
 	tap_ok(stacktab_intern(&t, pcs1, 2, pad("main")) == NULL,
 	       "a fourth stack is refused (cap 3)");
-	tap_ok(stacktab_get(&t, s2->id) == s2 && stacktab_get(&t, 99) == NULL,
+	tap_ok(s2 && stacktab_get(&t, s2->id) == s2 &&
+		       stacktab_get(&t, 99) == NULL,
 	       "lookup by id");
 
 	tap_ok(!stacktab_maybe_live(&t, 0x5000), "filter empty at first");
