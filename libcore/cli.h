@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Pieces the data commands share: PID arguments, sizes for people, --watch. */
+/* What the commands share: options, PIDs, sizes for people, --watch. */
 #ifndef PALLOC_CLI_H
 #define PALLOC_CLI_H
 
