@@ -27,7 +27,9 @@
 #               at the default rate and at rate 1 (heaptrack beside)
 #   all      all of them (not parts, not versus), in that order
 # REPS is the number of paired runs (default 5 for hot and default, 3
-# for every and peers; bounded runs once).
+# for every and peers; bounded runs once). PALLOC_BENCH_WORKLOADS limits
+# table 2 to some of its workloads (e.g. "churn_1t sqlite3"; no callgrind
+# part then).
 #
 # Every figure is a ratio to the same program without a profiler, measured
 # in the same run: each repetition runs the baseline and then each variant
@@ -421,14 +423,15 @@ workload() {
 table_default() {
 	local r v w
 	local reps=${reps:-5}
+	local workloads=${PALLOC_BENCH_WORKLOADS:-churn_1t churn_2t \
+		growth_512MiB deep_100 deep_100x1 python3 sqlite3 redis}
 
 	cat_python >"$tmp/py.py"
 	cat_sqlite >"$tmp/sq.sql"
 	: >"$tmp/results"
 	: >"$tmp/redis"
 	for r in $(seq 1 "$reps"); do
-		for w in churn_1t churn_2t growth_512MiB deep_100 deep_100x1 \
-			python3 sqlite3 redis; do
+		for w in $workloads; do
 			for v in $(order "$r" base forward palloc0 palloc); do
 				workload "$w" "$v" "$r"
 			done
@@ -458,7 +461,7 @@ table_default() {
 	cat "$tmp/results.work" >>"$tmp/results"
 	rssdiff base forward palloc0 palloc
 	echo
-	default_callgrind
+	[ -z "${PALLOC_BENCH_WORKLOADS:-}" ] && default_callgrind
 }
 
 # ir VARIANT [<FILE] CMD...: the instructions callgrind counts for CMD run
@@ -839,7 +842,7 @@ case $table in
 hot | default | every | bounded | peers | parts | versus | depth) ;;
 all) ;;
 *)
-	sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac
