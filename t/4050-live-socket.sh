@@ -17,7 +17,7 @@ sock=$dir/$pid.sock
 i=0
 while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 
-plan 15
+plan 16
 check "socket $sock exists" test -S "$sock"
 check "directory is 0700" test "$(stat -c %a "$dir")" = 700
 check "socket is 0600" test "$(stat -c %a "$sock")" = 600
@@ -30,6 +30,9 @@ check "stats: counters move" jqe \
 	'.alloc_count > 0 and .alloc_bytes > 0 and .free_count >= 0
 	 and .sample_rate == 524288 and (.inuse_bytes | type) == "number"' \
 	stats.json
+check "stats: stacks held, nothing dropped" jqe \
+	'.stack_count > 0 and .sampled_count >= .stack_count
+	 and .dropped_count == 0 and .dropped_bytes == 0' stats.json
 
 curl -sf --unix-socket "$sock" -o heap.pb.gz http://palloc/debug/pprof/heap
 check "heap is gzipped" test "$(od -An -tx1 -N2 heap.pb.gz | tr -d ' ')" = 1f8b

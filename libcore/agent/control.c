@@ -431,6 +431,15 @@ static void json_head(struct abuf *b, const char *format)
 	abuf_json_str(b, agent_program_name());
 }
 
+/* ,"KEY":V for each of the n keys and unsigned values. */
+static void json_u64s(struct abuf *b, const char *const *keys,
+		      const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		abuf_printf(b, ",\"%s\":%llu", keys[i],
+			    (unsigned long long)v[i]);
+}
+
 static void send_json(int fd, struct abuf *b)
 {
 	abuf_printf(b, "}\n");
@@ -458,13 +467,12 @@ static void handle_stats(int fd)
 	json_head(&b, "palloc-stats");
 	abuf_printf(&b, ",\"uptime_seconds\":%.3f,\"exact\":%s",
 		    st.uptime_seconds, st.exact ? "true" : "false");
-	abuf_printf(&b,
-		    ",\"sample_rate\":%llu,\"alloc_count\":%llu,"
-		    "\"free_count\":%llu,\"alloc_bytes\":%llu",
-		    (unsigned long long)st.sample_rate,
-		    (unsigned long long)st.alloc_count,
-		    (unsigned long long)st.free_count,
-		    (unsigned long long)st.alloc_bytes);
+	json_u64s(&b,
+		  (const char *const[]){"sample_rate", "alloc_count",
+					"free_count", "alloc_bytes"},
+		  (const uint64_t[]){st.sample_rate, st.alloc_count,
+				     st.free_count, st.alloc_bytes},
+		  4);
 	abuf_json_i64(&b, true, "inuse_bytes", inuse);
 	abuf_printf(&b, ",\"inuse_source\":%s",
 		    st.exact	 ? "\"exact\""
@@ -475,13 +483,12 @@ static void handle_stats(int fd)
 	abuf_printf(&b, ",\"peak_inuse_source\":\"%s\"",
 		    st.exact ? "exact" : "sampled");
 	abuf_json_i64(&b, true, "sampled_inuse_bytes", sampled);
-	abuf_printf(&b,
-		    ",\"sampled_count\":%llu,\"dropped_count\":%llu,"
-		    "\"dropped_bytes\":%llu,\"stack_count\":%llu",
-		    (unsigned long long)st.sampled_count,
-		    (unsigned long long)st.dropped_count,
-		    (unsigned long long)st.dropped_bytes,
-		    (unsigned long long)st.stack_count);
+	json_u64s(&b,
+		  (const char *const[]){"sampled_count", "dropped_count",
+					"dropped_bytes", "stack_count"},
+		  (const uint64_t[]){st.sampled_count, st.dropped_count,
+				     st.dropped_bytes, st.stack_count},
+		  4);
 	abuf_printf(&b, ",\"allocator\":\"%s\"", allocstats_name(k));
 	abuf_json_i64(&b, true, "allocator_allocated_bytes", c.allocated_bytes);
 	send_json(fd, &b);
