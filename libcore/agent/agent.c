@@ -27,7 +27,7 @@ struct agent_config agent_cfg = {
 	.follow_children = true,
 };
 
-pthread_mutex_t agent_dump_lock = PTHREAD_MUTEX_INITIALIZER;
+struct agent_lock agent_dump_lock = AGENT_LOCK_INIT;
 struct agent_lock agent_tab_lock = AGENT_LOCK_INIT;
 pthread_mutex_t agent_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 struct arena agent_arena = ARENA_INIT;
@@ -364,22 +364,18 @@ static int64_t round_value(double v)
 	return (int64_t)(v + 0.5);
 }
 
-/* Lock m (a pthread mutex) or, when m is NULL, l: with bounded retries
- * when exiting (another thread may be stuck holding it), blocking
- * otherwise. 0 or -1. */
-static int lock_maybe_bounded(pthread_mutex_t *m, struct agent_lock *l,
-			      bool bounded)
+/* Lock l: with bounded retries when exiting (another thread may be stuck
+ * holding it), blocking otherwise. 0 or -1. */
+static int lock_maybe_bounded(struct agent_lock *l, bool bounded)
 {
 	struct timespec ts = {0, 5000000};
 
-	if (!bounded && m)
-		return pthread_mutex_lock(m) == 0 ? 0 : -1;
 	if (!bounded) {
 		agent_lock(l);
 		return 0;
 	}
 	for (int i = 0; i < EXIT_LOCK_TRIES; i++) {
-		if (m ? pthread_mutex_trylock(m) == 0 : agent_trylock(l))
+		if (agent_trylock(l))
 			return 0;
 		nanosleep(&ts, NULL);
 	}
@@ -566,7 +562,7 @@ static struct pprof_profile *build_profile(bool exiting, const char *dflt)
 	if (m.err)
 		goto fail;
 	sort_segs(m.segs, m.n);
-	if (lock_maybe_bounded(NULL, &agent_tab_lock, exiting) < 0) {
+	if (lock_maybe_bounded(&agent_tab_lock, exiting) < 0) {
 		msg_set("the stack table stayed locked by another thread");
 		goto fail;
 	}
@@ -593,9 +589,9 @@ struct pprof_profile *agent_build_profile(void)
 		return NULL;
 	}
 	agent_guard_enter();
-	pthread_mutex_lock(&agent_dump_lock);
+	agent_lock(&agent_dump_lock);
 	p = build_profile(false, "inuse_space");
-	pthread_mutex_unlock(&agent_dump_lock);
+	agent_unlock(&agent_dump_lock);
 	agent_guard_leave();
 	return p;
 }
@@ -710,7 +706,7 @@ static int dump_as(const char *path, bool exiting, bool peak, char *written,
 	int rc = -1, err = 0;
 
 	agent_guard_enter();
-	if (lock_maybe_bounded(&agent_dump_lock, NULL, exiting) < 0) {
+	if (lock_maybe_bounded(&agent_dump_lock, exiting) < 0) {
 		msg_set("another dump stayed in progress");
 		agent_guard_leave();
 		errno = EBUSY;
@@ -742,7 +738,7 @@ static int dump_as(const char *path, bool exiting, bool peak, char *written,
 	err = errno;
 	pprof_free(p);
 out:
-	pthread_mutex_unlock(&agent_dump_lock);
+	agent_unlock(&agent_dump_lock);
 	agent_guard_leave();
 	if (rc < 0)
 		errno = err;
@@ -1084,7 +1080,7 @@ static void loader_guard_child(void)
 static void fork_prepare(void)
 {
 	agent_guard_enter();
-	pthread_mutex_lock(&agent_dump_lock);
+	agent_lock(&agent_dump_lock);
 	/* A child still unsure of the loader keeps the copy it inherited:
 	 * phdr_foreach could block in its own fork. */
 	if (agent_mode == AGENT_ON && agent_cfg.follow_children &&
@@ -1102,7 +1098,7 @@ static void fork_parent(void)
 	arena_unlock(&agent_arena);
 	pthread_mutex_unlock(&agent_reg_lock);
 	agent_unlock(&agent_tab_lock);
-	pthread_mutex_unlock(&agent_dump_lock);
+	agent_unlock(&agent_dump_lock);
 	agent_guard_leave();
 }
 
@@ -1118,7 +1114,7 @@ static void fork_child(void)
 	arena_reset_lock(&agent_arena);
 	pthread_mutex_init(&agent_reg_lock, NULL);
 	agent_lock_reset(&agent_tab_lock);
-	pthread_mutex_init(&agent_dump_lock, NULL);
+	agent_lock_reset(&agent_dump_lock);
 	if (agent_mode == AGENT_ON && !agent_cfg.follow_children)
 		agent_mode = AGENT_DISABLED;
 	if (agent_mode == AGENT_ON) {

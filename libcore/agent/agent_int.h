@@ -103,10 +103,10 @@ extern struct agent_config agent_cfg;
  *  4. agent_arena.lock the private memory.
  * A lock may be taken while holding only locks above it.
  */
-extern pthread_mutex_t agent_dump_lock, agent_reg_lock;
-/* A futex mutex (lock.h): taken on every sample and every free of a
- * sampled block. */
-extern struct agent_lock agent_tab_lock;
+extern pthread_mutex_t agent_reg_lock;
+/* Futex mutexes (lock.h); agent_tab_lock is taken on every sample and
+ * every free of a sampled block. */
+extern struct agent_lock agent_dump_lock, agent_tab_lock;
 extern struct arena agent_arena;
 extern struct pprof_allocator agent_alloc_hooks;
 extern struct stacktab agent_tab;
