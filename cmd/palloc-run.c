@@ -435,7 +435,7 @@ struct summary {
 	const char *shown; /* the path as shown */
 	int64_t alloc_objects, alloc_space, inuse_objects, inuse_space;
 	char *top;	  /* function holding the most, "" for none */
-	const char *kind; /* "inuse", or "alloc" when nothing is in use */
+	const char *kind; /* "inuse", or "alloc" when little is in use */
 	size_t order;	  /* rank in path order */
 	/* samples the agent could not record, from the profile's comment */
 	uint64_t dropped_count, dropped_bytes;
@@ -502,25 +502,27 @@ static void find_dropped(const struct pprof_profile *p, struct summary *sm)
 }
 
 /*
- * Fill sm from p: totals, and the top inuse function (top alloc when
- * nothing is in use at the end). Returns 0, or -1 with msg_set().
+ * Fill sm from p: totals, and the top function of what matters at the end:
+ * inuse when what is still in use is at least a tenth of what was
+ * allocated (memory held: a leak, a cache), else alloc (the churn that
+ * cost the time; a 0.6 MiB live site beside 73 MiB allocated says little).
+ * Returns 0, or -1 with msg_set().
  */
 static int summarize(const struct pprof_profile *p, struct summary *sm)
 {
-	sm->kind = "inuse";
+	bool held;
+	int64_t by_sum;
+
 	if (profile_total(p, "alloc_objects", &sm->alloc_objects, NULL) < 0 ||
 	    profile_total(p, "alloc_space", &sm->alloc_space, NULL) < 0 ||
 	    profile_total(p, "inuse_objects", &sm->inuse_objects, NULL) < 0 ||
-	    profile_total(p, "inuse_space", &sm->inuse_space, &sm->top) < 0)
+	    profile_total(p, "inuse_space", &sm->inuse_space, NULL) < 0)
 		return -1;
-	if (!*sm->top) {
-		free(sm->top);
-		sm->top = NULL;
-		sm->kind = "alloc";
-		if (profile_total(p, "alloc_space", &sm->alloc_space,
-				  &sm->top) < 0)
-			return -1;
-	}
+	held = sm->inuse_space > 0 && sm->inuse_space >= sm->alloc_space / 10;
+	sm->kind = held ? "inuse" : "alloc";
+	if (profile_total(p, held ? "inuse_space" : "alloc_space", &by_sum,
+			  &sm->top) < 0)
+		return -1;
 	find_dropped(p, sm);
 	return 0;
 }

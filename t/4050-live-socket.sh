@@ -22,7 +22,14 @@ check "socket $sock exists" test -S "$sock"
 check "directory is 0700" test "$(stat -c %a "$dir")" = 700
 check "socket is 0600" test "$(stat -c %a "$sock")" = 600
 
-curl -sf --unix-socket "$sock" -o stats.json http://palloc/debug/palloc/stats
+# The leaker samples about once per 4 MiB: wait (5 s at most) for a stack.
+i=0
+while curl -sf --unix-socket "$sock" -o stats.json \
+	http://palloc/debug/palloc/stats && ! jqe '.stack_count > 0' stats.json &&
+	[ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 check "stats: format, pid and program" jqe --argjson p $pid \
 	'.format == "palloc-stats" and .format_version == 1 and .pid == $p
 	 and .program == "leaker"' stats.json

@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 /*
- * run-workload KEEP_COUNT KEEP_SIZE [EXIT | kill:SIG | wait | fork | sigs]
+ * run-workload KEEP_COUNT KEEP_SIZE [EXIT | kill:SIG | wait | fork | sigs |
+ *                                     churn:TIMES]
  *
  * Allocates KEEP_COUNT blocks of KEEP_SIZE bytes in keep_blocks() and keeps
  * them (the table of pointers is main's), allocates and frees as many in
@@ -19,7 +20,8 @@
  * that allocates the same again and exits, and waits for it; or (sigs) prints
  * "ready", then for two seconds records every SIGINT and SIGUSR1 with who sent
  * it, and prints one line per signal: "INT kernel" (a terminal), "INT parent"
- * (kill(2) from palloc-run), "INT other". The functions are not inlined and
+ * (kill(2) from palloc-run), "INT other"; or (churn:TIMES) churns TIMES times
+ * more in churn_blocks and exits 0. The functions are not inlined and
  * exported (-export-dynamic) so symbolized profiles name them.
  */
 
@@ -103,7 +105,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: run-workload COUNT SIZE "
-				"[EXIT|kill:SIG|wait|fork]\n");
+				"[EXIT|kill:SIG|wait|fork|sigs|churn:TIMES]\n");
 		return 2;
 	}
 	n = strtoul(argv[1], NULL, 10);
@@ -133,6 +135,11 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(what, "sigs") == 0)
 		return record_signals();
+	if (strncmp(what, "churn:", 6) == 0) {
+		for (long i = strtol(what + 6, NULL, 10); i > 0; i--)
+			churn_blocks(n, size);
+		return 0;
+	}
 	if (strcmp(what, "fork") == 0) {
 		pid_t pid = fork();
 		int status;
