@@ -3,4 +3,5 @@
 # Regenerate the build system from configure.ac and Makefile.am.
 set -e
 cd "$(dirname "$0")"
-autoreconf -fi
+mkdir -p m4
+LIBTOOLIZE="libtoolize --quiet" autoreconf -fi
