@@ -187,10 +187,28 @@ check "status of a program stopped by a forwarded signal" [ $rc -eq 7 ]
 # forwarded again. SIGINT sent to palloc-run with kill(2) is forwarded.
 # script(1) gives a pseudo-terminal (and SIGINT not ignored, unlike in a
 # background job of this non-interactive shell).
+# caught_by_child: wait (10 s at most) until the program palloc-run (pid in
+# the file pid) started catches SIGINT and SIGUSR1: a signal sent before
+# would kill it, however long a loaded machine takes to get there.
+caught_by_child() {
+	_i=0
+	while [ $_i -lt 100 ]; do
+		_p=$(cat pid 2>/dev/null)
+		_c=$(cat "/proc/$_p/task/$_p/children" 2>/dev/null)
+		_m=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/${_c%% *}/status" \
+			2>/dev/null)
+		[ -n "$_c" ] && [ -n "$_m" ] &&
+			[ $((0x$_m & 0x202)) -eq $((0x202)) ] && return 0
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	return 1
+}
 if command -v script >/dev/null 2>&1 && command -v run-workload >/dev/null; then
-	(sleep 1; printf '\003'; sleep 3) |
-		script -qfec "palloc-run -q run-workload 1 1 sigs" /dev/null |
-		tr -d '\r' >tty.out
+	rm -f pid
+	(caught_by_child; printf '\003'; sleep 3) |
+		script -qfec 'echo $$ >pid; exec palloc-run -q run-workload 1 1 sigs' \
+			/dev/null | tr -d '\r' >tty.out
 	check "terminal ^C: the program gets it once, from the kernel" \
 		diff -u - tty.out <<EOF
 ready
@@ -198,7 +216,7 @@ ready
 EOF
 	rm -f pid
 	(
-		sleep 1
+		caught_by_child
 		kill -INT "$(cat pid)"
 		sleep 0.2
 		kill -USR1 "$(cat pid)"
