@@ -204,9 +204,18 @@ caught_by_child() {
 	done
 	return 1
 }
+# gone: wait (20 s at most) until palloc-run has ended, keeping the
+# terminal open until then.
+gone() {
+	_i=0
+	while kill -0 "$(cat pid)" 2>/dev/null && [ $_i -lt 200 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+}
 if command -v script >/dev/null 2>&1 && command -v run-workload >/dev/null; then
 	rm -f pid
-	(caught_by_child; printf '\003'; sleep 3) |
+	(caught_by_child; printf '\003'; gone) |
 		script -qfec 'echo $$ >pid; exec palloc-run -q run-workload 1 1 sigs' \
 			/dev/null | tr -d '\r' >tty.out
 	check "terminal ^C: the program gets it once, from the kernel" \
@@ -220,7 +229,7 @@ EOF
 		kill -INT "$(cat pid)"
 		sleep 0.2
 		kill -USR1 "$(cat pid)"
-		sleep 3
+		gone
 	) | script -qfec 'echo $$ >pid; exec palloc-run -q run-workload 1 1 sigs' \
 		/dev/null | tr -d '\r' >kill.out
 	check "kill -INT, kill -USR1 to palloc-run: forwarded, once each" \

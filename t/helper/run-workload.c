@@ -18,8 +18,8 @@
  * signal SIG; prints "ready" and waits for a signal (SIGTERM exits 0 through
  * the handler below, so the agent writes its profile at exit); or forks a child
  * that allocates the same again and exits, and waits for it; or (sigs) prints
- * "ready", then for two seconds records every SIGINT and SIGUSR1 with who sent
- * it, and prints one line per signal: "INT kernel" (a terminal), "INT parent"
+ * "ready", then records every SIGINT and SIGUSR1 with who sent it until two
+ * seconds pass without one, and prints one line per signal: "INT kernel" (a terminal), "INT parent"
  * (kill(2) from palloc-run), "INT other"; or (churn:TIMES) churns TIMES times
  * more in churn_blocks and exits 0. The functions are not inlined and
  * exported (-export-dynamic) so symbolized profiles name them.
@@ -82,8 +82,17 @@ static int record_signals(void)
 	sigaction(SIGUSR1, &sa, NULL);
 	printf("ready\n");
 	fflush(stdout);
-	for (int i = 0; i < 200; i++)
+	/*
+	 * Until 2 s pass with no new signal after the first (a duplicate
+	 * comes within milliseconds), 20 s at most: a loaded machine may
+	 * take long to deliver the first.
+	 */
+	for (int i = 0, quiet = 0; i < 2000 && quiet < 200; i++) {
+		sig_atomic_t before = n_seen;
+
 		nanosleep(&t, NULL);
+		quiet = n_seen == 0 || n_seen != before ? 0 : quiet + 1;
+	}
 	for (sig_atomic_t i = 0; i < n_seen; i++)
 		printf("%s %s\n", seen[i].sig == SIGINT ? "INT" : "USR1",
 		       seen[i].code == SI_KERNEL  ? "kernel"
