@@ -185,8 +185,9 @@ check "status of a program stopped by a forwarded signal" [ $rc -eq 7 ]
 
 # SIGINT from a terminal reaches the program from the kernel, once: not
 # forwarded again. SIGINT sent to palloc-run with kill(2) is forwarded.
-# script(1) gives a pseudo-terminal (and SIGINT not ignored, unlike in a
-# background job of this non-interactive shell).
+# script(1) gives a pseudo-terminal; env --default-signal=INT undoes a
+# SIGINT ignored by whatever started the tests (a background job of a
+# non-interactive shell), which palloc-run would rightly keep ignoring.
 # caught_by_child: wait (10 s at most) until the program palloc-run (pid in
 # the file pid) started catches SIGINT and SIGUSR1: a signal sent before
 # would kill it, however long a loaded machine takes to get there.
@@ -216,8 +217,8 @@ gone() {
 if command -v script >/dev/null 2>&1 && command -v run-workload >/dev/null; then
 	rm -f pid
 	(caught_by_child; printf '\003'; gone) |
-		script -qfec 'echo $$ >pid; exec palloc-run -q run-workload 1 1 sigs' \
-			/dev/null | tr -d '\r' >tty.out
+		script -qfec 'echo $$ >pid; exec env --default-signal=INT \
+			palloc-run -q run-workload 1 1 sigs' /dev/null | tr -d '\r' >tty.out
 	check "terminal ^C: the program gets it once, from the kernel" \
 		diff -u - tty.out <<EOF
 ready
@@ -230,7 +231,8 @@ EOF
 		sleep 0.2
 		kill -USR1 "$(cat pid)"
 		gone
-	) | script -qfec 'echo $$ >pid; exec palloc-run -q run-workload 1 1 sigs' \
+	) | script -qfec 'echo $$ >pid; exec env --default-signal=INT \
+		palloc-run -q run-workload 1 1 sigs' \
 		/dev/null | tr -d '\r' >kill.out
 	check "kill -INT, kill -USR1 to palloc-run: forwarded, once each" \
 		diff -u - kill.out <<EOF

@@ -19,10 +19,11 @@
  * the handler below, so the agent writes its profile at exit); or forks a child
  * that allocates the same again and exits, and waits for it; or (sigs) prints
  * "ready", then records every SIGINT and SIGUSR1 with who sent it until two
- * seconds pass without one, and prints one line per signal: "INT kernel" (a terminal), "INT parent"
- * (kill(2) from palloc-run), "INT other"; or (churn:TIMES) churns TIMES times
- * more in churn_blocks and exits 0. The functions are not inlined and
- * exported (-export-dynamic) so symbolized profiles name them.
+ * seconds pass without one, and prints one line per signal: "INT kernel" (a
+ * terminal), "INT parent" (kill(2) from palloc-run), "INT other"; or
+ * (churn:TIMES) churns TIMES times more in churn_blocks and exits 0. The
+ * functions are not inlined and exported (-export-dynamic) so symbolized
+ * profiles name them.
  */
 
 static void **kept;
