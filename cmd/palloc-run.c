@@ -2,6 +2,8 @@
 /* palloc-run: run a program with the heap profiling agent preloaded. */
 #include "common.h"
 #include "cli.h"
+#include "collect.h"
+#include "deliver.h"
 #include "elfcheck.h"
 #include "msg.h"
 #include "num.h"
@@ -14,10 +16,10 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <getopt.h>
-#include <glob.h>
 #include <libelf.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +30,8 @@
 #define EXIT_NOT_FOUND 127  /* the program was not found */
 
 #define DEFAULT_OUTPUT "palloc.%e.%p.pb.gz"
+/* How long descendants that outlive the program may take to end. */
+#define DESCENDANTS_GRACE_MS 3000
 
 static PALLOC_NORETURN void usage(void)
 {
@@ -264,100 +268,6 @@ static void set_preload(const char *agent)
 	} else {
 		set_env("LD_PRELOAD", agent);
 	}
-}
-
-/*
- * The profiles a run writes are found by their names: the output pattern
- * with its %p, %e, %n and %t turned into "*" (glob(3), the rest escaped),
- * minus the files that matched before the run with the same identity
- * (device, inode, size, mtime). The agent replaces files by rename, so a
- * rewritten profile is a new inode.
- */
-static char *pattern_to_glob(const char *pattern)
-{
-	size_t len = strlen(pattern);
-	char *g = malloc(2 * len + 1), *q = g;
-
-	if (!g)
-		return NULL;
-	for (const char *p = pattern; *p; p++) {
-		if (*p == '%' && p[1]) {
-			p++;
-			if (strchr("pent", *p)) {
-				if (q == g || q[-1] != '*')
-					*q++ = '*';
-				continue;
-			}
-			if (*p != '%')
-				*q++ = '%';
-		}
-		if (strchr("*?[\\", *p))
-			*q++ = '\\';
-		*q++ = *p;
-	}
-	*q = '\0';
-	return g;
-}
-
-struct file_id {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-};
-
-struct snapshot {
-	glob_t g;
-	struct file_id *ids;
-	size_t n;
-};
-
-static int take_snapshot(const char *glob_pattern, struct snapshot *s)
-{
-	int rc;
-
-	memset(s, 0, sizeof(*s));
-	rc = glob(glob_pattern, 0, NULL, &s->g);
-	if (rc == GLOB_NOMATCH)
-		return 0;
-	if (rc != 0)
-		return -1;
-	s->n = s->g.gl_pathc;
-	s->ids = calloc(s->n ? s->n : 1, sizeof(*s->ids));
-	if (!s->ids)
-		return -1;
-	for (size_t i = 0; i < s->n; i++) {
-		struct stat st;
-
-		if (stat(s->g.gl_pathv[i], &st) < 0)
-			continue;
-		s->ids[i] = (struct file_id){st.st_dev, st.st_ino, st.st_size,
-					     st.st_mtim};
-	}
-	return 0;
-}
-
-static void free_snapshot(struct snapshot *s)
-{
-	if (s->n || s->g.gl_pathv)
-		globfree(&s->g);
-	free(s->ids);
-}
-
-static bool in_snapshot(const struct snapshot *s, const char *path,
-			const struct stat *st)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		const struct file_id *id = &s->ids[i];
-
-		if (strcmp(s->g.gl_pathv[i], path) == 0 &&
-		    id->dev == st->st_dev && id->ino == st->st_ino &&
-		    id->size == st->st_size &&
-		    id->mtime.tv_sec == st->st_mtim.tv_sec &&
-		    id->mtime.tv_nsec == st->st_mtim.tv_nsec)
-			return true;
-	}
-	return false;
 }
 
 /* "12.3 MiB": human units for the one human line palloc-run prints. */
@@ -658,14 +568,16 @@ static void symbols_warning(void *ctx, const char *msg)
 }
 
 /*
- * Symbolize (unless raw) one profile the run wrote and, unless quiet,
- * fill *sm (sm->shown is the caller's). Problems are warnings: the
- * program has run, its status stands. Returns 0 when *sm was filled.
+ * Symbolize (unless raw) one profile the run's processes delivered or
+ * announced, in place and keeping its mode, and, unless quiet, fill *sm
+ * (sm->shown is the caller's). Problems are warnings: the program has
+ * run, its status stands. Returns 0 when *sm was filled.
  */
-static int process_profile(const char *path, struct summary *sm, bool raw,
-			   bool quiet)
+static int process_profile(const struct collect_item *it, struct summary *sm,
+			   bool raw, bool quiet)
 {
-	struct pprof_profile *p = pprof_read_file(path);
+	mode_t mode = 0600;
+	struct pprof_profile *p = collect_read(it, &mode);
 	int ret = -1;
 
 	if (!p) {
@@ -680,7 +592,7 @@ static int process_profile(const char *path, struct summary *sm, bool raw,
 		if (symbols_symbolize(p, "", &stats) < 0)
 			msg_error_last("warning: cannot symbolize '%s'",
 				       sm->shown);
-		else if (pprof_write_file(p, path) < 0)
+		else if (collect_rewrite(it, p, mode) < 0)
 			msg_error_last("warning: cannot write '%s'", sm->shown);
 	}
 	if (!quiet) {
@@ -760,44 +672,148 @@ static void print_summaries(struct summary *sms, size_t n)
 }
 
 /*
- * Process every file matching the output pattern that was not there, the
- * same, before the run, then print the summaries. Returns how many
- * profiles there were.
+ * Processes palloc-run reaped itself: the program, and the orphaned
+ * descendants it adopted as their subreaper. Their statuses say why one
+ * delivered no profile.
  */
-static size_t process_new_profiles(const char *glob_pattern,
-				   const struct snapshot *before,
-				   const char *cwd, bool raw, bool quiet)
+struct reaped {
+	pid_t pid;
+	int status;
+};
+static struct reaped *reaped;
+static size_t n_reaped, cap_reaped;
+
+static void remember_reaped(pid_t pid, int status)
 {
-	glob_t g;
-	size_t found = 0, n = 0;
-	struct summary *sms;
+	if (n_reaped == cap_reaped) {
+		size_t cap = cap_reaped ? 2 * cap_reaped : 16;
+		struct reaped *n = realloc(reaped, cap * sizeof(*n));
 
-	memset(&g, 0, sizeof(g));
-	if (glob(glob_pattern, 0, NULL, &g) != 0)
-		return 0;
-	sms = calloc(g.gl_pathc, sizeof(*sms));
-	if (!sms && g.gl_pathc) {
-		msg_warn("cannot summarize: %s", strerror(ENOMEM));
-		quiet = true;
+		if (!n)
+			return;
+		reaped = n;
+		cap_reaped = cap;
 	}
-	for (size_t i = 0; i < g.gl_pathc; i++) {
-		const char *f = g.gl_pathv[i];
-		struct summary sm = {.shown = display_path(f, cwd), .order = i};
-		struct stat st;
+	reaped[n_reaped++] = (struct reaped){pid, status};
+}
 
-		if (stat(f, &st) < 0 || !S_ISREG(st.st_mode) ||
-		    in_snapshot(before, f, &st))
+/* Why the process of it (a hello and nothing after) delivered nothing. */
+static void why_none(const struct collect_item *it, char *buf, size_t len)
+{
+	for (size_t i = n_reaped; i-- > 0;) {
+		if (reaped[i].pid != it->pid)
+			continue;
+		if (WIFSIGNALED(reaped[i].status))
+			snprintf(
+				buf, len,
+				"it was killed by signal %d before writing one",
+				WTERMSIG(reaped[i].status));
+		else
+			snprintf(buf, len,
+				 "it exited (status %d) without writing one",
+				 WEXITSTATUS(reaped[i].status));
+		return;
+	}
+	if (kill(it->pid, 0) == 0)
+		snprintf(buf, len, "it was still running");
+	else
+		snprintf(buf, len,
+			 "it ended without writing one (killed, or it exec'd "
+			 "a program the agent cannot run in)");
+}
+
+/* Lines naming the processes that delivered no profile, at most this
+ * many, then a count of the rest. */
+#define UNDELIVERED_MAX 10
+
+/*
+ * Symbolize and summarize every profile the program's processes delivered
+ * (or wrote and announced), then name those that could not deliver one:
+ * failures, and processes that said hello and nothing after (the
+ * program's own, when there is no profile at all, is left to the caller's
+ * warning). Returns how many profiles and failures there were.
+ */
+static size_t report(struct collect *col, const char *cwd, bool raw, bool quiet,
+		     pid_t program)
+{
+	size_t n, found = 0, ns = 0, failed = 0, named = 0, refused;
+	const struct collect_item *items = collect_items(col, &n);
+	struct summary *sms = calloc(n ? n : 1, sizeof(*sms));
+	char why[256];
+
+	if (!sms) {
+		msg_warn("cannot summarize: %s", strerror(ENOMEM));
+		return n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct collect_item *it = &items[i];
+		struct summary sm = {.shown = display_path(it->path, cwd),
+				     .order = i};
+
+		if (it->state != COLLECT_RECEIVED &&
+		    it->state != COLLECT_ANNOUNCED)
 			continue;
 		found++;
-		if (process_profile(f, &sm, raw, quiet) == 0)
-			sms[n++] = sm;
+		if (process_profile(it, &sm, raw, quiet) == 0)
+			sms[ns++] = sm;
 	}
-	print_summaries(sms, n);
-	for (size_t i = 0; i < n; i++)
+	print_summaries(sms, ns);
+	for (size_t i = 0; i < ns; i++)
 		free(sms[i].top);
 	free(sms);
-	globfree(&g);
-	return found;
+	for (size_t i = 0; i < n; i++) {
+		const struct collect_item *it = &items[i];
+
+		if (it->state == COLLECT_FAILED) {
+			failed++;
+			snprintf(why, sizeof(why), "%s",
+				 it->why ? it->why : "");
+		} else if (it->state == COLLECT_HELLO &&
+			   !(it->pid == program && found + failed == 0)) {
+			why_none(it, why, sizeof(why));
+		} else {
+			continue;
+		}
+		if (named++ < UNDELIVERED_MAX)
+			msg_warn("no profile from pid %d (%s): %s",
+				 (int)it->pid, it->program, why);
+	}
+	if (named > UNDELIVERED_MAX)
+		msg_warn("and %zu more processes delivered no profile",
+			 named - UNDELIVERED_MAX);
+	refused = collect_refused(col);
+	if (refused)
+		msg_warn("refused %zu connection%s to its profile channel "
+			 "from processes it did not start, or that spoke "
+			 "nonsense",
+			 refused, refused == 1 ? "" : "s");
+	return found + failed;
+}
+
+/*
+ * After the program: its descendants still running are palloc-run's
+ * children now (subreaper). Reap them as they end, for at most grace_ms,
+ * so that profiles written on their way out are collected.
+ */
+static void wait_descendants(int grace_ms)
+{
+	struct timespec tick = {0, 20 * 1000 * 1000};
+	int waited = 0, status;
+
+	for (;;) {
+		pid_t p = waitpid(-1, &status, WNOHANG);
+
+		if (p > 0) {
+			remember_reaped(p, status);
+			continue;
+		}
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0 || waited >= grace_ms)
+			return;
+		nanosleep(&tick, NULL);
+		waited += 20;
+	}
 }
 
 /* The absolute form of pattern (the program may chdir before it writes). */
@@ -1038,8 +1054,15 @@ static int wait_program(pid_t pid)
 
 	for (;;) {
 		memset(&si, 0, sizeof(si));
-		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0)
-			break;
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) == 0) {
+			if (si.si_pid == pid)
+				break;
+			/* an orphan adopted as subreaper: reap it now */
+			if (si.si_pid > 0 &&
+			    waitpid(si.si_pid, &status, WNOHANG) > 0)
+				remember_reaped(si.si_pid, status);
+			continue;
+		}
 		if (errno != EINTR) {
 			msg_error("cannot wait for the program: %s",
 				  strerror(errno));
@@ -1049,6 +1072,7 @@ static int wait_program(pid_t pid)
 	block_forwarded(&old);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	remember_reaped(pid, status);
 	child_pid = 0;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return status;
@@ -1088,9 +1112,9 @@ int main(int argc, char **argv)
 	bool quiet = false, have_rate = false, have_depth = false;
 	uint64_t rate = 0, depth = 0, ns;
 	char path[PATH_MAX], cwd[PATH_MAX], num[32];
-	char *agent, *abs_pattern, *glob_pattern;
+	char *agent, *abs_pattern, collect_env[128];
 	struct serve *srv = NULL;
-	struct snapshot before;
+	struct collect *col;
 	int c, err, status, exec_errno = 0;
 	pid_t pid;
 
@@ -1198,8 +1222,7 @@ int main(int argc, char **argv)
 	if (!output || !*output)
 		output = DEFAULT_OUTPUT;
 	abs_pattern = absolute_pattern(output, cwd);
-	glob_pattern = abs_pattern ? pattern_to_glob(abs_pattern) : NULL;
-	if (!glob_pattern) {
+	if (!abs_pattern) {
 		msg_error("%s", strerror(ENOMEM));
 		return EXIT_PALLOC;
 	}
@@ -1226,10 +1249,20 @@ int main(int argc, char **argv)
 	if (exact)
 		set_env("PALLOC_EXACT", "1");
 
-	if (take_snapshot(glob_pattern, &before) < 0) {
-		msg_error("cannot list '%s': %s", output, strerror(errno));
-		return EXIT_PALLOC;
-	}
+	/*
+	 * The profiles come to palloc-run (collect.h), which writes them as
+	 * its own user: from processes that drop privileges, chroot or close
+	 * their fds too. As a child subreaper it stays the ancestor of
+	 * orphaned descendants, so that they may deliver.
+	 */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		msg_warn("cannot become a subreaper: %s", strerror(errno));
+	col = collect_start(abs_pattern, collect_env, sizeof(collect_env));
+	if (col)
+		set_env(DELIVER_ENV, collect_env);
+	else
+		msg_error_last("warning: processes will write their profiles "
+			       "themselves");
 	if (http)
 		srv = start_http(http, raw, quiet);
 	fflush(NULL);
@@ -1238,14 +1271,17 @@ int main(int argc, char **argv)
 		msg_error("cannot run '%s': %s", argv[optind],
 			  strerror(exec_errno));
 		serve_stop(srv);
+		collect_free(col);
 		return exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
 	}
 	if (srv)
 		serve_set_root(srv, pid);
 	status = wait_program(pid);
+	wait_descendants(DESCENDANTS_GRACE_MS);
 	serve_stop(srv);
+	collect_stop(col);
 
-	if (process_new_profiles(glob_pattern, &before, cwd, raw, quiet) == 0) {
+	if (report(col, cwd, raw, quiet, pid) == 0) {
 		if (WIFSIGNALED(status))
 			msg_warn(
 				"'%s' wrote no profile '%s': it was killed "
@@ -1257,8 +1293,8 @@ int main(int argc, char **argv)
 				 "LD_PRELOAD?",
 				 argv[optind], output);
 	}
-	free_snapshot(&before);
-	free(glob_pattern);
+	collect_free(col);
+	free(reaped);
 	free(abs_pattern);
 	free(agent);
 	if (WIFSIGNALED(status))

@@ -31,12 +31,16 @@ check "palloc-dump FILE -o FIFO succeeds" \
 check "palloc-dump -o FIFO: still a FIFO, a gzipped profile went through" \
 	sh -c 'test -p dump.fifo && gzip -t <dump.out'
 
+# The agent never writes into a FIFO (issue 11 item 7: a FIFO planted at
+# the output name hung the program and handed its profile to whoever read
+# it): the program ends as usual, says why, and the FIFO stays unopened.
 if [ -n "${PALLOC_AGENT:-}" ] && [ -f "$PALLOC_AGENT" ]; then
-	check "agent PALLOC_OUTPUT=FIFO succeeds" \
-		to_fifo agent env LD_PRELOAD="$PALLOC_AGENT" \
-		PALLOC_OUTPUT="$T/agent.fifo" true
-	check "agent: still a FIFO, a gzipped profile went through" \
-		sh -c 'test -p agent.fifo && gzip -t <agent.out'
+	mkfifo agent.fifo
+	check "agent PALLOC_OUTPUT=FIFO: no hang, exit 0" \
+		timeout_run 20 env LD_PRELOAD="$PALLOC_AGENT" \
+		PALLOC_OUTPUT="$T/agent.fifo" true 2>agent.err
+	check "agent: FIFO left alone, the reason said" \
+		sh -c 'test -p agent.fifo && grep -q "it is a FIFO" agent.err'
 else
 	skip "agent not built"
 	skip "agent not built"

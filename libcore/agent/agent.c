@@ -74,13 +74,6 @@ const struct pprof_allocator *agent_allocator(void)
 	return &agent_alloc_hooks;
 }
 
-const char *agent_program_name(void)
-{
-	if (agent_mode == AGENT_OFF || !program_invocation_short_name)
-		return "";
-	return program_invocation_short_name;
-}
-
 /* ---- configuration ---- */
 
 static void bad_env(const char *name, const char *val, const char *why)
@@ -472,7 +465,7 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m)
 static int add_comments(struct pprof_profile *p, bool *observed)
 {
 	uint64_t ac, fc, ab, re, ns;
-	char buf[2400];
+	char buf[2400], title[256];
 	struct fmt_buf b;
 	int rc = 0;
 
@@ -486,6 +479,10 @@ static int add_comments(struct pprof_profile *p, bool *observed)
 	} while (0)
 	COMMENT("palloc agent %s", PACKAGE_VERSION);
 	COMMENT("command line: %s", ag.cmdline);
+	agent_output_title(title, sizeof(title));
+	if (title[0] && strcmp(title, ag.cmdline) != 0)
+		COMMENT("process title: %s (the program rewrote its argv)",
+			title);
 	COMMENT("pid: %d", (int)ag.pid);
 	if (ag.parent_pid)
 		COMMENT("forked from pid %d: this profile starts at the fork",
@@ -596,113 +593,15 @@ struct pprof_profile *agent_build_profile(void)
 	return p;
 }
 
-/* Expand the PALLOC_OUTPUT pattern with %n as the string seq. */
-static void expand_pattern(char *out, size_t cap, const char *seq)
-{
-	struct fmt_buf b;
-	const char *e = agent_program_name();
-
-	fmt_init(&b, out, cap);
-	for (const char *c = agent_cfg.output; *c; c++) {
-		if (c[0] != '%' || c[1] == '\0') {
-			fmt_mem(&b, c, 1);
-			continue;
-		}
-		switch (*++c) {
-		case 'p':
-			fmt_append(&b, "%d", (int)ag.pid);
-			break;
-		case 'n':
-			fmt_append(&b, "%s", seq);
-			break;
-		case 't':
-			fmt_append(&b, "%lld",
-				   (long long)(realtime_ns() / 1000000000));
-			break;
-		case 'e':
-			/* A name cannot carry a directory. */
-			for (const char *x = *e ? e : "unknown"; *x; x++)
-				fmt_mem(&b, *x == '/' ? "_" : x, 1);
-			break;
-		case '%':
-			fmt_mem(&b, "%", 1);
-			break;
-		default:
-			fmt_mem(&b, c - 1, 2);
-			break;
-		}
-	}
-}
-
-/* Expand the PALLOC_OUTPUT pattern for the profile numbered seq. */
-static void expand_output(char *out, size_t cap, uint64_t seq)
-{
-	char n[24];
-	struct fmt_buf b;
-
-	fmt_init(&b, n, sizeof(n));
-	fmt_append(&b, "%llu", (unsigned long long)seq);
-	expand_pattern(out, cap, n);
-}
-
-/* Write p to path atomically: a temporary name in the same directory,
- * then rename. A path that exists and is not a regular file (/dev/null, a
- * FIFO) is written in place: renaming over it would replace a device node.
- * 0 or -1 with errno and msg_set(). */
-static int write_atomically(const struct pprof_profile *p, const char *path)
-{
-	char tmp[PATH_MAX + 32];
-	struct fmt_buf b;
-	struct stat st;
-	int fd, rc, err;
-
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			return msg_set_errno(errno, "cannot open '%s'", path);
-		rc = pprof_write_fd(p, fd);
-		err = errno;
-		close(fd);
-		errno = err;
-		return rc;
-	}
-	fmt_init(&b, tmp, sizeof(tmp));
-	fmt_append(&b, "%s.tmp.%d", path, (int)getpid());
-	if (b.truncated) {
-		errno = ENAMETOOLONG;
-		return msg_set_errno(errno, "cannot write '%s'", path);
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-		  0644);
-	if (fd < 0)
-		return msg_set_errno(errno, "cannot create '%s'", tmp);
-	rc = pprof_write_fd(p, fd);
-	err = errno;
-	if (close(fd) != 0 && rc == 0) {
-		rc = -1;
-		err = errno;
-		msg_set_errno(err, "cannot write '%s'", tmp);
-	}
-	if (rc == 0 && rename(tmp, path) != 0) {
-		rc = -1;
-		err = errno;
-		msg_set_errno(err, "cannot rename '%s' to '%s'", tmp, path);
-	}
-	if (rc < 0) {
-		unlink(tmp);
-		errno = err;
-	}
-	return rc;
-}
-
 /* Build and write one profile to path (NULL: the next name of the
- * pattern); a peak profile (default sample type peak_inuse_space) when
- * peak is true. 0, or -1 with errno and msg_set(). */
+ * pattern, delivered to palloc-run when it listens); a peak profile
+ * (default sample type peak_inuse_space, %n "peak") when peak is true.
+ * 0, or -1 with errno and msg_set(). */
 static int dump_as(const char *path, bool exiting, bool peak, char *written,
 		   size_t cap)
 {
 	struct pprof_profile *p;
-	char name[PATH_MAX + 64];
+	char seq[24];
 	int rc = -1, err = 0;
 
 	agent_guard_enter();
@@ -724,17 +623,16 @@ static int dump_as(const char *path, bool exiting, bool peak, char *written,
 		err = errno ? errno : ENOMEM;
 		goto out;
 	}
-	if (!path) {
-		expand_output(name, sizeof(name), ++ag.seq);
-		path = name;
-	}
-	if (written) {
+	if (peak) {
+		memcpy(seq, "peak", 5);
+	} else {
 		struct fmt_buf b;
 
-		fmt_init(&b, written, cap);
-		fmt_append(&b, "%s", path);
+		fmt_init(&b, seq, sizeof(seq));
+		fmt_append(&b, "%llu",
+			   (unsigned long long)(path ? ag.seq : ++ag.seq));
 	}
-	rc = write_atomically(p, path);
+	rc = agent_output_write(p, (long)ag.pid, path, seq, written, cap);
 	err = errno;
 	pprof_free(p);
 out:
@@ -849,36 +747,6 @@ static void start_interval_thread(void)
 
 /* ---- peak files (PALLOC_PEAK=1) ---- */
 
-/*
- * The peak file: the output pattern expanded with %n as "peak", and, when
- * the pattern has no %n, ".peak" put before a final ".pb.gz" (appended
- * with ".pb.gz" when the name does not end so):
- *	palloc.%e.%p.pb.gz -> palloc.prog.123.peak.pb.gz
- *	prof.%n.pb.gz      -> prof.peak.pb.gz
- * One file per process, replaced atomically each time it is rewritten.
- */
-static void peak_path(char *out, size_t cap)
-{
-	char name[PATH_MAX + 64];
-	struct fmt_buf b;
-	const char *n = strstr(agent_cfg.output, "%n");
-	size_t len;
-
-	if (n) {
-		expand_pattern(out, cap, "peak");
-		return;
-	}
-	expand_pattern(name, sizeof(name), "");
-	len = strlen(name);
-	fmt_init(&b, out, cap);
-	if (len > 6 && strcmp(name + len - 6, ".pb.gz") == 0) {
-		fmt_mem(&b, name, len - 6);
-		fmt_append(&b, ".peak.pb.gz");
-	} else {
-		fmt_append(&b, "%s.peak.pb.gz", name);
-	}
-}
-
 /* The snapshot total (bytes, rounded) last written to the peak file; the
  * peak thread and the exit path both read and set it (atomically: at
  * worst both write the same file). */
@@ -892,7 +760,6 @@ static uint64_t peak_written;
  */
 static void peak_maybe_write(bool final)
 {
-	char path[PATH_MAX + 64];
 	uint64_t now, last;
 
 	agent_lock(&agent_tab_lock);
@@ -903,12 +770,10 @@ static void peak_maybe_write(bool final)
 	last = __atomic_load_n(&peak_written, __ATOMIC_RELAXED);
 	if (now == 0 || now <= last || (!final && now - last < last / 16))
 		return;
-	peak_path(path, sizeof(path));
-	if (dump_as(path, final, true, NULL, 0) == 0)
+	if (dump_as(NULL, final, true, NULL, 0) == 0)
 		__atomic_store_n(&peak_written, now, __ATOMIC_RELAXED);
 	else if (errno != ESHUTDOWN)
-		fmt_warn("peak profile not written to %s: %s", path,
-			 msg_last());
+		fmt_warn("peak profile not written: %s", msg_last());
 }
 
 /* Once a second: at most one peak file write per second, so a heap that
@@ -1134,6 +999,7 @@ static void fork_child(void)
 	agent_threads_after_fork_child();
 	if (agent_mode == AGENT_ON) {
 		loader_guard_child();
+		agent_output_after_fork();
 		peak_written = 0;
 		start_interval_thread();
 		start_peak_thread();
@@ -1147,7 +1013,6 @@ static void fork_child(void)
 
 static void exit_dump(void)
 {
-	char path[PATH_MAX + 64] = "";
 
 	if (agent_mode != AGENT_ON ||
 	    __atomic_exchange_n(&ag.exit_done, 1, __ATOMIC_ACQ_REL))
@@ -1158,9 +1023,8 @@ static void exit_dump(void)
 		control_stop();
 	if (agent_cfg.peak && agent_cfg.rate)
 		peak_maybe_write(true);
-	if (dump(NULL, true, path, sizeof(path)) < 0)
-		fmt_warn("profile not written%s%s: %s", path[0] ? " to " : "",
-			 path, msg_last());
+	if (dump(NULL, true, NULL, 0) < 0)
+		fmt_warn("profile not written: %s", msg_last());
 	agent_guard_leave();
 }
 
@@ -1248,6 +1112,7 @@ __attribute__((constructor(101))) static void agent_init(void)
 		return;
 	}
 	read_config();
+	agent_output_init();
 	warn_malloc_definer();
 	arena_fill_allocator(&agent_arena, &agent_alloc_hooks);
 	stacktab_init(&agent_tab, &agent_alloc_hooks, 65536);

@@ -94,7 +94,9 @@ const struct pprof_allocator *agent_allocator(void);
 void agent_guard_enter(void);
 void agent_guard_leave(void);
 
-/* The program name used for %e (basename of argv[0]); "" before init. */
+/* The program name used for %e: the executable's file name as exec'd
+ * (never the title a program writes over argv), file-name safe; "" before
+ * init. */
 const char *agent_program_name(void);
 
 /*

@@ -155,4 +155,24 @@ int agent_threads_init(void);
 /* Seconds of CLOCK_MONOTONIC as nanoseconds. */
 uint64_t agent_now_ns(void);
 
+/* output.c: where profiles go (palloc-run's channel, else a safe file) */
+
+/* At init, after the configuration: capture the executable's name (%e)
+ * and PALLOC_COLLECT, and say hello to palloc-run. */
+void agent_output_init(void);
+/* In a fork child: say hello to palloc-run with the child's pid. */
+void agent_output_after_fork(void);
+/*
+ * Encode p and hand it to palloc-run, or (no channel, or the channel
+ * failed) write it to path, or to the pattern's name for pid and seq
+ * (%n) when path is NULL. The name written goes to written[cap] when
+ * written is non-NULL. 0, or -1 with errno and msg_set(). Caller holds
+ * agent_dump_lock.
+ */
+int agent_output_write(const struct pprof_profile *p, long pid,
+		       const char *path, const char *seq, char *written,
+		       size_t cap);
+/* The process title now (/proc/self/cmdline, printable) into out[cap]. */
+void agent_output_title(char *out, size_t cap);
+
 #endif /* PALLOC_AGENT_INT_H */

@@ -1,0 +1,3 @@
+#!/bin/sh
+. "$top_srcdir/t/lib.sh"
+skip_all todo
