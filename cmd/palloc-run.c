@@ -747,12 +747,12 @@ static size_t report(struct collect *col, const char *cwd, bool raw, bool quiet,
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct collect_item *it = &items[i];
-		struct summary sm = {.shown = display_path(it->path, cwd),
-				     .order = i};
+		struct summary sm = {.order = i};
 
 		if (it->state != COLLECT_RECEIVED &&
 		    it->state != COLLECT_ANNOUNCED)
 			continue;
+		sm.shown = display_path(it->path, cwd);
 		found++;
 		if (process_profile(it, &sm, raw, quiet) == 0)
 			sms[ns++] = sm;
