@@ -11,7 +11,7 @@
 need_agent
 need_pprof
 need deliver-child palloc-run
-plan 13
+plan 15
 
 # child_ok LABEL ERR: two summary lines (parent and child), the child's
 # with child_blocks' 20 blocks of 5000 bytes; the profiles mode 0600.
@@ -59,6 +59,13 @@ palloc-run -o 'p.%e.%p.pb.gz' sh -c 'sh -c "kill -KILL \$\$"; exit 0' \
 check "a child killed by SIGKILL is named: pid, program, why" \
 	grep -Eq '^palloc-run: warning: no profile from pid [0-9]+ \(sh\): it (was killed by signal 9|ended without writing one)' k.err
 sed 's/^/# /' k.err
+
+# -o /dev/null throws the profiles away, as asked: no warning, and
+# /dev/null stays the device it is.
+palloc-run -o /dev/null sh -c 'exit 0' >null.out 2>null.err
+check "-o /dev/null: exit 0, nothing said" [ $? -eq 0 -a ! -s null.err ]
+check "-o /dev/null: still a character device" test -c /dev/null
+sed 's/^/# /' null.err
 
 if [ "$(id -u)" != 0 ]; then
 	for i in 1 2 3 4 5 6; do skip "setuid and chroot need root"; done
