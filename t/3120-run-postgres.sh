@@ -71,12 +71,7 @@ done
 check "a profile for the postmaster and each child seen running" \
 	[ -z "$missing" ]
 [ -z "$missing" ] || diag "missing:$missing"
-bad=0
-for f in prof/*.pb.gz; do
-	pprof -raw "$f" >/dev/null 2>&1 ||
-		{ bad=$((bad + 1)) && diag "pprof cannot read $f"; }
-done
-check "every profile is valid for go tool pprof" [ $bad -eq 0 ]
+all_valid prof
 lines=$(grep -Ec '^palloc-run: wrote prof/palloc\.postgres\.[0-9]+\.pb\.gz: ' run.err)
 more=$(sed -n 's/^palloc-run: and \([0-9]*\) more profiles .*/\1/p' run.err)
 check "the summary counts every profile ($lines lines + ${more:-0} more)" \

@@ -73,12 +73,7 @@ sed -n 's/^palloc\.nginx\.\([0-9]*\)\.pb\.gz$/\1/p' names | sort >got
 check "one profile per process, palloc.nginx.PID.pb.gz" diff -u want got
 check "no other file in the profile directory" \
 	[ "$(wc -l <names)" -eq "$(wc -l <want)" ]
-bad=0
-for f in prof/*.pb.gz; do
-	pprof -raw "$f" >/dev/null 2>&1 ||
-		{ bad=$((bad + 1)) && diag "pprof cannot read $f"; }
-done
-check "every profile is valid for go tool pprof" [ $bad -eq 0 ]
+all_valid prof
 check "the profiles are root's (palloc-run's), mode 0600" \
 	[ "$(stat -c %U:%a prof/* | sort -u)" = root:600 ]
 n=$(grep -Ec "^palloc-run: wrote prof/palloc\\.nginx\\.[0-9]+\\.pb\\.gz: " run.err)

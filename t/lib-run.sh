@@ -222,3 +222,14 @@ check_many() {
 			[ "$(grep -c 'more profiles' "$_err")" -eq 0 ]
 	fi
 }
+
+# all_valid DIR: one TAP test, passing when go tool pprof reads every
+# *.pb.gz in DIR (each one it cannot read is named).
+all_valid() {
+	_bad=0
+	for _f in "$1"/*.pb.gz; do
+		pprof -raw "$_f" >/dev/null 2>&1 ||
+			{ _bad=$((_bad + 1)) && diag "pprof cannot read $_f"; }
+	done
+	check "every profile is valid for go tool pprof" [ $_bad -eq 0 ]
+}
