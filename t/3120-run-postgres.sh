@@ -17,14 +17,21 @@ done
 need python3
 . "$top_srcdir/t/lib-run.sh"
 
-# PostgreSQL refuses to run as root: root runs it all as postgres.
+# PostgreSQL refuses to run as root: root runs it all as postgres. The
+# build tree may be where postgres cannot read (a clone under /root), so
+# palloc-run and the agent are copied into the test's directory.
 if [ "$(id -u)" = 0 ]; then
 	id postgres >/dev/null 2>&1 || skip_all "root, and no user postgres"
 	as_user() {
 		setpriv --reuid=postgres --regid=postgres --init-groups \
 			env HOME="$T" "$@"
 	}
-	chmod 755 "$T"
+	mkdir "$T/bin" && cp "$(command -v palloc-run)" "$PALLOC_AGENT" "$T/bin" ||
+		{ echo "Bail out! cannot copy palloc-run and the agent"; exit 1; }
+	PALLOC_AGENT=$T/bin/${PALLOC_AGENT##*/}
+	PATH=$T/bin:$PATH
+	export PALLOC_AGENT PATH
+	chmod -R a+rX "$T"
 	chown postgres: "$T"
 else
 	as_user() { "$@"; }
