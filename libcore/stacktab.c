@@ -118,7 +118,8 @@ static bool stack_words_equal(const struct stacktab_stack *s,
 	return sw[0] == w[0] && sw[1] == w[1];
 }
 
-/* Double the stack index (or create it), rehashing every id. */
+/* Double the stack index (or create it), rehashing every id but the
+ * sealed stacks'. */
 static int grow_index(struct stacktab *t)
 {
 	size_t cap = t->index_cap ? t->index_cap * 2 : 1024;
@@ -129,6 +130,8 @@ static int grow_index(struct stacktab *t)
 	for (size_t i = 0; i < t->n_stacks; i++) {
 		size_t j = (size_t)t->stacks[i]->hash & (cap - 1);
 
+		if (t->stacks[i]->gen != t->gen)
+			continue; /* sealed: stacktab_seal() */
 		while (idx[j])
 			j = (j + 1) & (cap - 1);
 		idx[j] = t->stacks[i]->id;
@@ -186,6 +189,7 @@ struct stacktab_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
 		return NULL;
 	s->hash = h;
 	s->depth = (uint32_t)n;
+	s->gen = t->gen;
 	memcpy(s->pcs, pcs, n * sizeof(*pcs));
 	memcpy(s->thread, w, sizeof(s->thread));
 	t->stacks[t->n_stacks++] = s;
@@ -195,6 +199,40 @@ struct stacktab_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
 		;
 	t->index[j] = s->id;
 	return t->last = s;
+}
+
+static bool stack_in_ranges(const struct stacktab_stack *s,
+			    const uintptr_t (*ranges)[2], size_t n)
+{
+	for (size_t i = 0; i < s->depth; i++)
+		for (size_t k = 0; k < n; k++)
+			if (s->pcs[i] - 1 >= ranges[k][0] &&
+			    s->pcs[i] - 1 < ranges[k][1])
+				return true;
+	return false;
+}
+
+uint32_t stacktab_seal(struct stacktab *t, const uintptr_t (*ranges)[2],
+		       size_t n)
+{
+	uint32_t old = t->gen++;
+
+	t->last = NULL;
+	if (t->index)
+		memset(t->index, 0, t->index_cap * sizeof(*t->index));
+	for (size_t i = 0; i < t->n_stacks; i++) {
+		struct stacktab_stack *s = t->stacks[i];
+		size_t j;
+
+		if (s->gen != old || stack_in_ranges(s, ranges, n))
+			continue;
+		s->gen = t->gen;
+		for (j = (size_t)s->hash & (t->index_cap - 1); t->index[j];
+		     j = (j + 1) & (t->index_cap - 1))
+			;
+		t->index[j] = s->id;
+	}
+	return t->gen;
 }
 
 struct stacktab_stack *stacktab_get(const struct stacktab *t, uint32_t id)

@@ -49,6 +49,7 @@ struct stacktab_stack {
 	uint64_t hash;
 	uint32_t id;	/* index + 1 */
 	uint32_t depth; /* pcs[] entries, leaf first */
+	uint32_t gen;	/* the table's gen when last valid: stacktab_seal() */
 	char thread[STACKTAB_THREAD_NAME];
 	double alloc_objects, alloc_bytes;
 	double inuse_objects, inuse_bytes;
@@ -107,6 +108,7 @@ struct stacktab {
 	size_t n_live;
 	/* totals of the inuse estimate, and the snapshot's */
 	double inuse_bytes, max_inuse_bytes, peak_bytes;
+	uint32_t gen; /* stacktab_seal() calls so far */
 };
 
 /* The filter slot of ptr: Fibonacci hashing, the top bits of ptr times an
@@ -177,6 +179,19 @@ bool stacktab_remove(struct stacktab *t, uintptr_t ptr,
 /* Put back an entry that stacktab_remove() gave (a failed realloc keeps its
  * old block). 0 or -1 on ENOMEM. */
 int stacktab_restore(struct stacktab *t, const struct stacktab_live *e);
+
+/*
+ * Code at [start, limit) is gone (a dlclose unloaded it); later code at
+ * those addresses is another object's. Every stack with a frame there
+ * (return address - 1 inside a range) is sealed: it keeps its gen and
+ * leaves the index, so a later allocation with the same addresses gets a
+ * stack of its own; every other stack, and the table, move to gen + 1. A
+ * stack whose gen is below the table's was sealed, and a frame of it in a
+ * range unloaded since belongs to the object that was there at its gen.
+ * Returns the new gen. ranges holds n [start, limit) pairs. No allocation.
+ */
+uint32_t stacktab_seal(struct stacktab *t, const uintptr_t (*ranges)[2],
+		       size_t n);
 
 /* Copy every stack's inuse values to its peak values (a new high-water
  * mark of the inuse estimate). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Symbolize raw profiles: ELF symbols and DWARF lines via libdwfl/libdw. */
 #include "symbols.h"
+#include "perfmap.h"
 #include "pprof_int.h"
 #include "msg.h"
 
@@ -89,7 +90,8 @@ struct modfile {
 struct mod {
 	struct modfile *f; /* NULL: not usable */
 	uint64_t bias;	   /* runtime address minus ELF address */
-	bool any_function, any_line;
+	bool any_line;
+	bool used, any_unnamed; /* by some location; one has no lines */
 };
 
 /* Files kept loaded between calls; the least recently used beyond this
@@ -937,9 +939,142 @@ static void symbolize_location(struct symbolizer *s, struct pprof_location *l)
 	if (pprof_set_location_lines(s->p, id, lines, n) < 0)
 		return;
 	s->st->locations_symbolized++;
-	md->any_function = true;
 	if (lines[0].line)
 		md->any_line = true;
+}
+
+/* The pid the agent wrote in the profile's "pid: N" comment, or 0. */
+static long profile_pid(const struct pprof_profile *p)
+{
+	for (size_t i = 0; i < p->n_comments; i++) {
+		const char *c = p->comments[i];
+		char *end;
+		long pid;
+
+		if (strncmp(c, "pid: ", 5) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(c + 5, &end, 10);
+		if (errno || end == c + 5 || *end || pid <= 0)
+			return 0;
+		return pid;
+	}
+	return 0;
+}
+
+/*
+ * The perf map of the profiled process: root/tmp/perf-PID.map with the
+ * pid the process knew itself by (the agent's comment), owned by root,
+ * by the caller, or by the owner of /proc/PID when root is a live
+ * process's /proc/PID/root. NULL when there is none or it is refused
+ * (warned).
+ */
+static struct perfmap *open_perfmap(struct symbolizer *s)
+{
+	long pid = profile_pid(s->p);
+	size_t len = strlen(s->root), n_uids = 0;
+	char path[4096], proc[4096];
+	struct perfmap *pm;
+	struct stat st;
+	uid_t uids[2];
+
+	if (pid <= 0 ||
+	    (size_t)snprintf(path, sizeof(path), "%s/tmp/perf-%ld.map", s->root,
+			     pid) >= sizeof(path))
+		return NULL;
+	uids[n_uids++] = geteuid();
+	if (strncmp(s->root, "/proc/", 6) == 0 && len > 5 &&
+	    strcmp(s->root + len - 5, "/root") == 0 &&
+	    (size_t)snprintf(proc, sizeof(proc), "%.*s", (int)(len - 5),
+			     s->root) < sizeof(proc) &&
+	    stat(proc, &st) == 0)
+		uids[n_uids++] = st.st_uid;
+	pm = perfmap_load(path, uids, n_uids);
+	if (!pm && errno != ENOENT)
+		warn(s, "%s; JIT frames not named", msg_last());
+	return pm;
+}
+
+/*
+ * Locations in memory no ELF file describes (anonymous executable
+ * memory, "[anon:jit]" and the like: code a runtime generated) named
+ * from the process's perf map, as perf(1) does.
+ */
+static void symbolize_jit(struct symbolizer *s)
+{
+	struct pprof_profile *p = s->p;
+	struct perfmap *pm = NULL;
+	bool tried = false;
+
+	for (size_t i = 0; i < p->n_locations; i++) {
+		struct pprof_location *l = &p->locations[i];
+		struct pprof_line line = {0};
+		const char *name;
+
+		if (!l->mapping_id || l->n_lines ||
+		    s->mods[l->mapping_id - 1].f)
+			continue;
+		if (!tried) {
+			pm = open_perfmap(s);
+			tried = true;
+		}
+		if (!pm)
+			return;
+		name = perfmap_lookup(pm, l->address);
+		if (!name)
+			continue;
+		name = pprof_intern(p, name);
+		line.function_id =
+			name ? pprof_add_function(p, name, name, "", 0) : 0;
+		if (!line.function_id ||
+		    pprof_set_location_lines(p, l->id, &line, 1) < 0)
+			continue;
+		s->st->locations_jit++;
+		s->st->locations_symbolized++;
+	}
+	perfmap_free(pm);
+}
+
+/*
+ * pprof re-symbolizes a mapping (internal/symbolizer newMapping) only when
+ * none of has_functions, has_filenames, has_line_numbers is set: so they
+ * are set only on a mapping whose every location is named now, and
+ * cleared on the others, which a later run with the debug symbols
+ * installed can still complete. A mapping no location uses keeps its
+ * flags.
+ */
+static void set_mapping_flags(struct symbolizer *s)
+{
+	struct pprof_profile *p = s->p;
+	size_t i;
+
+	for (i = 0; i < p->n_locations; i++) {
+		const struct pprof_location *l = &p->locations[i];
+
+		if (!l->mapping_id)
+			continue;
+		s->mods[l->mapping_id - 1].used = true;
+		if (!l->n_lines)
+			s->mods[l->mapping_id - 1].any_unnamed = true;
+	}
+	for (i = 0; i < p->n_mappings; i++) {
+		struct pprof_mapping *m = &p->mappings[i];
+		const struct mod *md = &s->mods[i];
+
+		if (!md->used)
+			continue;
+		if (md->any_unnamed) {
+			m->has_functions = m->has_filenames = false;
+			m->has_line_numbers = m->has_inline_frames = false;
+			continue;
+		}
+		m->has_functions = true;
+		if (md->f && md->f->dwarf && md->any_line) {
+			m->has_filenames = true;
+			m->has_line_numbers = true;
+			m->has_inline_frames = true;
+		}
+	}
 }
 
 int symbols_symbolize(struct pprof_profile *p, const char *root,
@@ -953,7 +1088,7 @@ int symbols_symbolize(struct pprof_profile *p, const char *root,
 		st = &local;
 	st->locations = st->locations_symbolized = 0;
 	st->mappings = st->mappings_missing = st->mappings_mismatched = 0;
-	st->mappings_no_dwarf = 0;
+	st->mappings_no_dwarf = st->locations_jit = 0;
 	s.st = st;
 	if (!p->n_mappings)
 		return 0;
@@ -980,20 +1115,8 @@ int symbols_symbolize(struct pprof_profile *p, const char *root,
 		if (s.mods[l->mapping_id - 1].f)
 			symbolize_location(&s, l);
 	}
-	for (i = 0; i < p->n_mappings; i++) {
-		struct pprof_mapping *m = &p->mappings[i];
-		struct mod *md = &s.mods[i];
-
-		if (!md->f)
-			continue;
-		if (md->any_function)
-			m->has_functions = true;
-		if (md->f->dwarf && md->any_line) {
-			m->has_filenames = true;
-			m->has_line_numbers = true;
-			m->has_inline_frames = true;
-		}
-	}
+	symbolize_jit(&s);
+	set_mapping_flags(&s);
 	debug_root = NULL;
 	cache_trim();
 	pthread_mutex_unlock(&cache.lock);

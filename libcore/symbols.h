@@ -21,6 +21,18 @@
  * return address - 1); each module's load bias comes from its mapping
  * (start, offset) and the ELF's PT_LOAD headers.
  *
+ * Locations in memory that no ELF file describes (anonymous executable
+ * memory: "[anon:jit]", "[unmapped]" and other names not of a file) are
+ * named from ROOT/tmp/perf-PID.map (perfmap.h), PID from the profile's
+ * "pid: N" comment, when such a file is there, regular, and owned by
+ * root, the caller or the live process's owner.
+ *
+ * Afterwards a mapping used by some location has has_functions (and,
+ * with DWARF lines, has_filenames, has_line_numbers, has_inline_frames)
+ * set only when every one of its locations is named; otherwise all four
+ * are cleared, so that pprof, which re-symbolizes only mappings with none
+ * of them, tries again (debug symbols installed since).
+ *
  * The files loaded stay loaded for the next call (a build symbolizes one
  * profile per process, most of them of the same cc1, as and libc): up to
  * 32 files, the least recently used dropped first, all freed at exit or by
@@ -37,6 +49,7 @@ struct symbols_stats {
 	size_t mappings_missing;     /* file not found or not ELF */
 	size_t mappings_mismatched;  /* build id differs: file refused */
 	size_t mappings_no_dwarf;    /* symbol tables only: no file/line */
+	size_t locations_jit;	     /* of the symbolized, from the perf map */
 	/* Optional: called once per missing or refused mapping with a line
 	 * such as "build id mismatch for '/usr/lib/x.so': profile has ab12,
 	 * file has cd34; not symbolized". */

@@ -398,7 +398,8 @@ static const char *const stddev_keys[6] = {
 	"peak_inuse_objects_stddev", "peak_inuse_space_stddev",
 };
 
-static int add_samples(struct pprof_profile *p, const struct map_ctx *m)
+static int add_samples(struct pprof_profile *p, const struct map_ctx *m,
+		       struct agent_extra *x)
 {
 	const bool peak = agent_cfg.peak;
 	const size_t n_types = peak ? 6 : 4;
@@ -450,9 +451,18 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m)
 			/* Return address - 1: inside the call instruction,
 			 * as Go writes it (pprof does not adjust). */
 			uintptr_t a = s->pcs[k] - 1;
+			uint64_t mid = 0;
 
-			ids[k] = pprof_add_location(p, find_mapping(m, a), a,
-						    NULL, 0);
+			/* a sealed stack: its frame may be in an object
+			 * unloaded since (extramaps.c) */
+			if (s->gen != agent_tab.gen)
+				mid = agent_extra_unloaded(x, s->gen, a);
+			if (!mid)
+				mid = find_mapping(m, a);
+			if (!mid)
+				mid = agent_extra_anon(x, a);
+			ids[k] = mid ? pprof_add_location(p, mid, a, NULL, 0)
+				     : 0;
 			if (!ids[k])
 				return -1;
 		}
@@ -543,6 +553,7 @@ static struct pprof_profile *build_profile(bool exiting, const char *dflt)
 	};
 	struct pprof_profile *p;
 	struct map_ctx m = {0};
+	struct agent_extra x;
 	bool observed;
 	int rc;
 
@@ -563,7 +574,10 @@ static struct pprof_profile *build_profile(bool exiting, const char *dflt)
 		msg_set("the stack table stayed locked by another thread");
 		goto fail;
 	}
-	rc = add_samples(p, &m);
+	rc = agent_extra_begin(&x, p);
+	if (rc == 0)
+		rc = add_samples(p, &m, &x);
+	agent_extra_end(&x);
 	agent_unlock(&agent_tab_lock);
 	if (rc < 0 || add_comments(p, &observed) < 0)
 		goto fail;

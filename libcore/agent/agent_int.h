@@ -175,4 +175,35 @@ int agent_output_write(const struct pprof_profile *p, long pid,
 /* The process title now (/proc/self/cmdline, printable) into out[cap]. */
 void agent_output_title(char *out, size_t cap);
 
+/*
+ * extramaps.c: mappings for addresses no loaded ELF object covers, while
+ * a profile is built (caller holds agent_dump_lock): segments of objects
+ * unloaded by dlclose (which extramaps.c interposes) and executable
+ * regions of /proc/self/maps (JIT code), added to the profile on first
+ * use.
+ */
+struct xregion;
+struct agent_extra {
+	struct pprof_profile *p;
+	uint64_t *unl_ids; /* mapping id per kept segment, 0: not added */
+	size_t n_unl;
+	bool maps_read;
+	struct xregion *regions; /* executable regions of /proc/self/maps */
+	size_t n_regions, cap_regions;
+	uint64_t unmapped_id; /* "[unmapped]", grown to cover its addresses */
+	uintptr_t unmapped_lo, unmapped_hi;
+};
+/* Start with p. 0, or -1 on ENOMEM. */
+int agent_extra_begin(struct agent_extra *x, struct pprof_profile *p);
+/* The mapping of addr in a stack of gen (stacktab.h) sealed since: the
+ * unloaded segment that held addr then; 0 when addr was in none (look in
+ * what is loaded now). */
+uint64_t agent_extra_unloaded(struct agent_extra *x, uint32_t gen,
+			      uintptr_t addr);
+/* The mapping of an addr no loaded object covers: its executable region
+ * of /proc/self/maps, or "[unmapped]". 0 on ENOMEM. */
+uint64_t agent_extra_anon(struct agent_extra *x, uintptr_t addr);
+/* Finish p's extra mappings and free what x holds. */
+void agent_extra_end(struct agent_extra *x);
+
 #endif /* PALLOC_AGENT_INT_H */
