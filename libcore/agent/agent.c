@@ -405,8 +405,8 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m)
 	const bool stddev = agent_cfg.rate > 1;
 	uint64_t ids[MAX_DEPTH_LIMIT];
 
-	if (peak && agent_tab.inuse_bytes > agent_tab.peak_bytes)
-		stacktab_snapshot_peak(&agent_tab);
+	if (peak)
+		stacktab_settle_peak(&agent_tab);
 	for (size_t i = 0; i < agent_tab.n_stacks; i++) {
 		const struct stacktab_stack *s = agent_tab.stacks[i];
 		int64_t v[6];
@@ -423,6 +423,16 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m)
 		v[3] = round_value(s->inuse_bytes);
 		v[4] = round_value(s->peak_objects);
 		v[5] = round_value(s->peak_bytes);
+		/*
+		 * inuse <= alloc per sample (DESIGN): both add the same
+		 * stored weights (stacktab_add), but the inuse sums also
+		 * subtract, and a double sum of fractional weights may end
+		 * a rounding step above the alloc sum. Clamp that residue
+		 * (under a byte) rather than write an impossible sample.
+		 */
+		for (size_t k = 2; k < 6; k++)
+			if (v[k] > v[k % 2])
+				v[k] = v[k % 2];
 		var[0] = s->alloc_var_objects;
 		var[1] = s->alloc_var_bytes;
 		var[2] = s->inuse_var_objects;
@@ -522,9 +532,14 @@ static int add_comments(struct pprof_profile *p, bool *observed)
 						   __ATOMIC_RELAXED),
 			(long long)__atomic_load_n(&agent_exact_peak,
 						   __ATOMIC_RELAXED));
-	if (agent_cfg.peak)
-		COMMENT("peak: inuse at the highest sampled inuse estimate, "
-			"snapshot at each rise above 17/16 of the last one");
+	if (agent_cfg.peak && agent_cfg.rate == 1)
+		COMMENT("peak: inuse at the heap's high-water mark (every "
+			"allocation sampled: exact)");
+	else if (agent_cfg.peak)
+		COMMENT("peak: inuse when the sampled inuse estimate was "
+			"highest; error bars in peak_inuse_*_stddev, and the "
+			"highest of a noisy estimate tends to exceed the true "
+			"peak by about one stddev");
 	COMMENT("reentries after warm-up: %llu", (unsigned long long)re);
 	if (!*observed)
 		COMMENT("no allocation observed since the agent started");
@@ -753,19 +768,18 @@ static void start_interval_thread(void)
 static uint64_t peak_written;
 
 /*
- * Write the peak file if the peak snapshot (taken by the sampler at each
- * rise of the inuse estimate above 17/16 of the last snapshot) is at
- * least 17/16 of the one last written, or, when final, if it is above it
- * at all. Called from the peak thread and at exit, never from a hook.
+ * Write the peak file if the high-water mark of the inuse estimate (kept
+ * exactly, stacktab.h "The peak") is at least 17/16 of the one last
+ * written, or, when final, if it is above it at all: the file written at
+ * exit holds the true peak. Called from the peak thread and at exit,
+ * never from a hook.
  */
 static void peak_maybe_write(bool final)
 {
 	uint64_t now, last;
 
 	agent_lock(&agent_tab_lock);
-	if (agent_tab.inuse_bytes > agent_tab.peak_bytes)
-		stacktab_snapshot_peak(&agent_tab);
-	now = (uint64_t)round_value(agent_tab.peak_bytes);
+	now = (uint64_t)round_value(agent_tab.max_inuse_bytes);
 	agent_unlock(&agent_tab_lock);
 	last = __atomic_load_n(&peak_written, __ATOMIC_RELAXED);
 	if (now == 0 || now <= last || (!final && now - last < last / 16))

@@ -458,12 +458,28 @@ static void handle_stats(int fd)
 	enum allocstats_kind k;
 	struct abuf b = {0};
 	int64_t sampled = sampled_inuse();
-	int64_t inuse;
+	int64_t inuse, peak;
+	const char *peak_source;
 
 	memset(&st, 0, sizeof(st));
 	agent_get_stats(&st);
 	k = allocstats_comparable(&c);
 	inuse = st.exact ? st.inuse_bytes : c.allocated_bytes;
+	/*
+	 * The peak is never below what is in use now (palloc(7)): the
+	 * sampled peak is an estimate of requested bytes, the allocator's
+	 * inuse counts usable sizes and blocks from before the agent, so
+	 * the higher of the three is the peak answered ("allocator" or
+	 * "sampled" says which).
+	 */
+	peak = (int64_t)st.peak_inuse_bytes;
+	peak_source = st.exact ? "exact" : "sampled";
+	if (sampled > peak)
+		peak = sampled;
+	if (inuse > peak) {
+		peak = inuse;
+		peak_source = st.exact ? "exact" : "allocator";
+	}
 	json_head(&b, "palloc-stats");
 	abuf_printf(&b, ",\"uptime_seconds\":%.3f,\"exact\":%s",
 		    st.uptime_seconds, st.exact ? "true" : "false");
@@ -478,10 +494,8 @@ static void handle_stats(int fd)
 		    st.exact	 ? "\"exact\""
 		    : inuse >= 0 ? "\"allocator\""
 				 : "null");
-	abuf_json_i64(&b, true, "peak_inuse_bytes",
-		      (int64_t)st.peak_inuse_bytes);
-	abuf_printf(&b, ",\"peak_inuse_source\":\"%s\"",
-		    st.exact ? "exact" : "sampled");
+	abuf_json_i64(&b, true, "peak_inuse_bytes", peak);
+	abuf_printf(&b, ",\"peak_inuse_source\":\"%s\"", peak_source);
 	abuf_json_i64(&b, true, "sampled_inuse_bytes", sampled);
 	json_u64s(&b,
 		  (const char *const[]){"sampled_count", "dropped_count",
