@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The agent's life cycle: configuration, profiles, dumps, fork and exit. */
 #include "agent_int.h"
+#include "agent/unseen.h"
 #include "fmt.h"
 #include "msg.h"
 #include "num.h"
@@ -472,6 +473,39 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m)
 	return 0;
 }
 
+/* The exit's measurement of memory the agent could not see (exit_dump()
+ * takes it once, the exit profiles carry it); valid when taken. */
+static struct unseen exit_unseen;
+static bool exit_unseen_taken;
+
+/*
+ * The peak of the malloc heap the agent saw, for unseen_measure(): the
+ * exact peak, or the sampled high-water mark plus 16 bytes of allocator
+ * overhead (a chunk header and rounding) per object live then; -1 when
+ * sampling is off.
+ */
+static int64_t heap_peak_bytes(void)
+{
+	double bytes, objects = 0;
+
+	if (agent_cfg.exact)
+		return __atomic_load_n(&agent_exact_peak, __ATOMIC_RELAXED);
+	if (!agent_cfg.rate)
+		return -1;
+	agent_lock(&agent_tab_lock);
+	stacktab_settle_peak(&agent_tab);
+	for (size_t i = 0; i < agent_tab.n_stacks; i++)
+		objects += agent_tab.stacks[i]->peak_objects;
+	bytes = agent_tab.max_inuse_bytes;
+	agent_unlock(&agent_tab_lock);
+	return round_value(bytes + 16 * objects);
+}
+
+void agent_get_unseen(struct unseen *u)
+{
+	unseen_measure(u, heap_peak_bytes());
+}
+
 static int add_comments(struct pprof_profile *p, bool *observed)
 {
 	uint64_t ac, fc, ab, re, ns;
@@ -541,6 +575,23 @@ static int add_comments(struct pprof_profile *p, bool *observed)
 			"highest of a noisy estimate tends to exceed the true "
 			"peak by about one stddev");
 	COMMENT("reentries after warm-up: %llu", (unsigned long long)re);
+	if (exit_unseen_taken) {
+		const struct unseen *u = &exit_unseen;
+
+		COMMENT("memory at exit: anonymous %lld bytes, about %lld at "
+			"the peak; malloc heap seen %lld bytes; not from it "
+			"%lld bytes",
+			(long long)u->anon_bytes, (long long)u->anon_peak_bytes,
+			(long long)u->heap_bytes, (long long)u->unseen_bytes);
+		if (u->most) {
+			/* palloc-run prints "warning: " comments beside
+			 * the profile's summary line. */
+			fmt_init(&b, buf, sizeof(buf));
+			fmt_append(&b, "warning: ");
+			unseen_text(u, buf + b.len, sizeof(buf) - b.len);
+			rc |= pprof_add_comment(p, buf);
+		}
+	}
 	if (!*observed)
 		COMMENT("no allocation observed since the agent started");
 #undef COMMENT
@@ -1035,10 +1086,19 @@ static void exit_dump(void)
 	__atomic_store_n(&ag.interval_stop, 1, __ATOMIC_RELEASE);
 	if (control_stop)
 		control_stop();
+	agent_get_unseen(&exit_unseen);
+	exit_unseen_taken = true;
 	if (agent_cfg.peak && agent_cfg.rate)
 		peak_maybe_write(true);
 	if (dump(NULL, true, NULL, 0) < 0)
 		fmt_warn("profile not written: %s", msg_last());
+	if (exit_unseen.most && !agent_output_channel()) {
+		char text[512];
+
+		/* Under palloc-run, it prints this beside the summary. */
+		unseen_text(&exit_unseen, text, sizeof(text));
+		fmt_warn("warning: %s", text);
+	}
 	agent_guard_leave();
 }
 
@@ -1126,6 +1186,7 @@ __attribute__((constructor(101))) static void agent_init(void)
 		return;
 	}
 	read_config();
+	unseen_init();
 	agent_output_init();
 	warn_malloc_definer();
 	arena_fill_allocator(&agent_arena, &agent_alloc_hooks);

@@ -75,6 +75,12 @@ struct agent_stats {
 /* Fill *st. Thread-safe; takes the thread registry lock briefly. */
 void agent_get_stats(struct agent_stats *st);
 
+/* Measure the anonymous memory that did not come through malloc
+ * (agent/unseen.h) against the heap the agent saw. Reads /proc; not for
+ * hooks. Thread-safe. */
+struct unseen;
+void agent_get_unseen(struct unseen *u);
+
 /*
  * The current raw (unsymbolized) heap profile: the four sample types (six
  * with PALLOC_PEAK), mappings with build ids, locations with addresses,

@@ -4,6 +4,7 @@
 #include "common.h"
 #include "agent/agent.h"
 #include "agent/allocstats.h"
+#include "agent/unseen.h"
 #include "ctlsock.h"
 #include "http.h"
 #include "msg.h"
@@ -451,6 +452,37 @@ static void send_json(int fd, struct abuf *b)
 	abuf_free(b);
 }
 
+/*
+ * ,"anon_bytes":…,"anon_peak_bytes":…,"heap_seen_bytes":…,
+ * "unseen_bytes":…,"unseen_owner":…,"unseen_warning":…: the anonymous
+ * memory the process holds beside the malloc heap the agent saw
+ * (agent/unseen.h); the warning (a string) only when most of it did not
+ * come through malloc, else null.
+ */
+static void unseen_json(struct abuf *b)
+{
+	struct unseen u;
+	char text[512];
+
+	agent_get_unseen(&u);
+	abuf_json_i64(b, true, "anon_bytes", u.anon_bytes);
+	abuf_json_i64(b, true, "anon_peak_bytes", u.anon_peak_bytes);
+	abuf_json_i64(b, true, "heap_seen_bytes", u.heap_bytes);
+	abuf_json_i64(b, true, "unseen_bytes", u.unseen_bytes);
+	abuf_printf(b, ",\"unseen_owner\":");
+	if (u.owner)
+		abuf_json_str(b, u.owner);
+	else
+		abuf_printf(b, "null");
+	abuf_printf(b, ",\"unseen_warning\":");
+	if (u.most) {
+		unseen_text(&u, text, sizeof(text));
+		abuf_json_str(b, text);
+	} else {
+		abuf_printf(b, "null");
+	}
+}
+
 static void handle_stats(int fd)
 {
 	struct agent_stats st;
@@ -505,6 +537,7 @@ static void handle_stats(int fd)
 		  4);
 	abuf_printf(&b, ",\"allocator\":\"%s\"", allocstats_name(k));
 	abuf_json_i64(&b, true, "allocator_allocated_bytes", c.allocated_bytes);
+	unseen_json(&b);
 	send_json(fd, &b);
 }
 
