@@ -665,7 +665,7 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 static void print_summaries(struct summary *sms, size_t n)
 {
 	struct summary rest = {.kind = "alloc", .dropped_bytes_known = true};
-	size_t shown = n;
+	size_t shown = n, warned = 0;
 	char a[32], b[32], d[128];
 
 	if (n > SUMMARY_MAX) {
@@ -689,6 +689,7 @@ static void print_summaries(struct summary *sms, size_t n)
 		/* "about B" only when every profile that dropped said B */
 		if (sms[i].dropped_count && !sms[i].dropped_bytes_known)
 			rest.dropped_bytes_known = false;
+		warned += sms[i].warning != NULL;
 	}
 	fprintf(stderr,
 		"%s: and %zu more profiles with less allocated: alloc %s in "
@@ -699,6 +700,11 @@ static void print_summaries(struct summary *sms, size_t n)
 		human_bytes(rest.inuse_space, b, sizeof(b)),
 		(long long)rest.inuse_objects,
 		dropped_text(&rest, d, sizeof(d)));
+	if (warned)
+		msg_warn("%zu of those profiles say%s that most of their "
+			 "process's memory did not come through malloc (see "
+			 "their \"warning:\" comments)",
+			 warned, warned == 1 ? "s" : "");
 }
 
 /*

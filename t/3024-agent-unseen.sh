@@ -13,7 +13,7 @@ need_agent
 need_pprof
 need palloc-run curl jq
 
-plan 18
+plan 19
 
 warn_re='warning: .*most of this process.s memory did not come through malloc'
 
@@ -30,6 +30,17 @@ check "the agent did not print it a second time" \
 comments m.pb.gz c.txt
 check "the profile carries the warning and the figures" \
 	sh -c "grep -Eq '^$warn_re' c.txt && grep -q '^memory at exit: anonymous' c.txt"
+
+# Beyond palloc-run's 10 summary lines (11 processes allocating 20 MB
+# rank first) the warning is still counted.
+cat >many.sh <<'SH'
+for i in 1 2 3 4 5 6 7 8 9 10 11; do run-workload 10 1000000 >/dev/null; done
+mmap-heap
+SH
+palloc-run -o 's.%p.pb.gz' sh many.sh 2>serr
+check "a warned profile among those not listed is counted" \
+	grep -q '^palloc-run: warning: 1 of those profiles says that most of their process.s memory did not come through malloc' serr ||
+	diag "$(cat serr)"
 
 LD_PRELOAD="$PALLOC_AGENT" PALLOC_OUTPUT=m2.pb.gz mmap-heap 2>err2
 check "without palloc-run the agent warns itself" \
