@@ -350,6 +350,9 @@ struct summary {
 	/* samples the agent could not record, from the profile's comment */
 	uint64_t dropped_count, dropped_bytes;
 	bool dropped_bytes_known;
+	/* the agent's "warning: " comment (memory it could not see), or
+	 * NULL */
+	char *warning;
 };
 
 /*
@@ -412,6 +415,28 @@ static void find_dropped(const struct pprof_profile *p, struct summary *sm)
 }
 
 /*
+ * The agent's warning about the profile, a comment "warning: TEXT" (most
+ * of the process's memory did not come through malloc, palloc(7)): TEXT,
+ * printable, into sm->warning. The profile is outside input: control
+ * characters become '?'.
+ */
+static void find_warning(const struct pprof_profile *p, struct summary *sm)
+{
+	static const char head[] = "warning: ";
+
+	for (size_t i = 0; i < p->n_comments && !sm->warning; i++) {
+		const char *c = p->comments[i];
+
+		if (!c || strncmp(c, head, strlen(head)) != 0)
+			continue;
+		sm->warning = strdup(c + strlen(head));
+		for (char *q = sm->warning; q && *q; q++)
+			if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				*q = '?';
+	}
+}
+
+/*
  * Fill sm from p: totals, and the top function of what matters at the end:
  * inuse when what is still in use is at least a tenth of what was
  * allocated (memory held: a leak, a cache), else alloc (the churn that
@@ -434,6 +459,7 @@ static int summarize(const struct pprof_profile *p, struct summary *sm)
 			  &sm->top) < 0)
 		return -1;
 	find_dropped(p, sm);
+	find_warning(p, sm);
 	return 0;
 }
 
@@ -558,6 +584,8 @@ static void print_summary(const struct summary *sm)
 		*sm->top ? short_name(sm->top, top, sizeof(top))
 			 : "(no samples)",
 		dropped_text(sm, d, sizeof(d)));
+	if (sm->warning)
+		msg_warn("%s: %s", sm->shown, sm->warning);
 }
 
 /* A mapping the symbolizer could not use (missing file, other build id). */
@@ -599,7 +627,9 @@ static int process_profile(const struct collect_item *it, struct summary *sm,
 		ret = summarize(p, sm);
 		if (ret < 0) {
 			free(sm->top);
+			free(sm->warning);
 			sm->top = NULL;
+			sm->warning = NULL;
 			msg_error_last("warning: cannot summarize '%s'",
 				       sm->shown);
 		}
@@ -635,7 +665,7 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 static void print_summaries(struct summary *sms, size_t n)
 {
 	struct summary rest = {.kind = "alloc", .dropped_bytes_known = true};
-	size_t shown = n;
+	size_t shown = n, warned = 0;
 	char a[32], b[32], d[128];
 
 	if (n > SUMMARY_MAX) {
@@ -659,6 +689,7 @@ static void print_summaries(struct summary *sms, size_t n)
 		/* "about B" only when every profile that dropped said B */
 		if (sms[i].dropped_count && !sms[i].dropped_bytes_known)
 			rest.dropped_bytes_known = false;
+		warned += sms[i].warning != NULL;
 	}
 	fprintf(stderr,
 		"%s: and %zu more profiles with less allocated: alloc %s in "
@@ -669,6 +700,11 @@ static void print_summaries(struct summary *sms, size_t n)
 		human_bytes(rest.inuse_space, b, sizeof(b)),
 		(long long)rest.inuse_objects,
 		dropped_text(&rest, d, sizeof(d)));
+	if (warned)
+		msg_warn("%zu of those profiles say%s that most of their "
+			 "process's memory did not come through malloc (see "
+			 "their \"warning:\" comments)",
+			 warned, warned == 1 ? "s" : "");
 }
 
 /*
@@ -722,6 +758,19 @@ static void why_none(const struct collect_item *it, char *buf, size_t len)
 			 "a program the agent cannot run in)");
 }
 
+/* The note the agent of process pid sent with its hello (why it may
+ * write no profile: a Go program), or NULL. */
+static const char *hello_note(const struct collect *col, pid_t pid)
+{
+	size_t n;
+	const struct collect_item *items = collect_items(col, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (items[i].state == COLLECT_HELLO && items[i].pid == pid)
+			return items[i].why;
+	return NULL;
+}
+
 /* Lines naming the processes that delivered no profile, at most this
  * many, then a count of the rest. */
 #define UNDELIVERED_MAX 10
@@ -739,7 +788,7 @@ static size_t report(struct collect *col, const char *cwd, bool raw, bool quiet,
 	size_t n, found = 0, ns = 0, failed = 0, named = 0, refused;
 	const struct collect_item *items = collect_items(col, &n);
 	struct summary *sms = calloc(n ? n : 1, sizeof(*sms));
-	char why[256];
+	char why[768];
 
 	if (!sms) {
 		msg_warn("cannot summarize: %s", strerror(ENOMEM));
@@ -758,8 +807,10 @@ static size_t report(struct collect *col, const char *cwd, bool raw, bool quiet,
 			sms[ns++] = sm;
 	}
 	print_summaries(sms, ns);
-	for (size_t i = 0; i < ns; i++)
+	for (size_t i = 0; i < ns; i++) {
 		free(sms[i].top);
+		free(sms[i].warning);
+	}
 	free(sms);
 	for (size_t i = 0; i < n; i++) {
 		const struct collect_item *it = &items[i];
@@ -771,6 +822,10 @@ static size_t report(struct collect *col, const char *cwd, bool raw, bool quiet,
 		} else if (it->state == COLLECT_HELLO &&
 			   !(it->pid == program && found + failed == 0)) {
 			why_none(it, why, sizeof(why));
+			if (it->why)
+				snprintf(why + strlen(why),
+					 sizeof(why) - strlen(why), " (%s)",
+					 it->why);
 		} else {
 			continue;
 		}
@@ -1289,6 +1344,9 @@ int main(int argc, char **argv)
 				"'%s' wrote no profile '%s': it was killed "
 				"by signal %d before the agent could write one",
 				argv[optind], output, WTERMSIG(status));
+		else if (hello_note(col, pid))
+			msg_warn("'%s' wrote no profile '%s': it is %s",
+				 argv[optind], output, hello_note(col, pid));
 		else
 			msg_warn("'%s' wrote no profile '%s': did it exec a "
 				 "static or setuid program, or clear "

@@ -308,9 +308,14 @@ static void take(struct collect *c, struct conn *k)
 	k->h.why[sizeof(k->h.why) - 1] = '\0';
 	k->h.seq[sizeof(k->h.seq) - 1] = '\0';
 	switch (k->h.kind) {
-	case DELIVER_HELLO:
-		(void)add_item(c, k, COLLECT_HELLO);
+	case DELIVER_HELLO: {
+		struct collect_item *it = add_item(c, k, COLLECT_HELLO);
+
+		/* A note on why it may deliver nothing (a Go program). */
+		if (it && k->h.why[0])
+			it->why = printable_dup(k->h.why, strlen(k->h.why));
 		break;
+	}
 	case DELIVER_PROFILE:
 		take_profile(c, k);
 		break;

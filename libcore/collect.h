@@ -41,7 +41,7 @@ struct collect_item {
 	char *path;	  /* RECEIVED, ANNOUNCED, FAILED (may be "") */
 	dev_t dev;
 	ino_t ino;
-	char *why; /* FAILED */
+	char *why; /* FAILED; HELLO: the agent's note (a Go program), or NULL */
 };
 
 /*

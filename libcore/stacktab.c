@@ -54,11 +54,13 @@ void stacktab_reset(struct stacktab *t)
 		s->alloc_var_objects = s->alloc_var_bytes = 0;
 		s->inuse_var_objects = s->inuse_var_bytes = 0;
 		s->peak_var_objects = s->peak_var_bytes = 0;
+		s->last_ev = 0;
 	}
 	if (t->live)
 		memset(t->live, 0, t->live_cap * sizeof(*t->live));
 	t->n_live = 0;
 	t->inuse_bytes = t->max_inuse_bytes = t->peak_bytes = 0;
+	t->ev = t->peak_ev = 0;
 	memset(t->filter, 0, sizeof(t->filter));
 	for (size_t i = 0; i < ARRAY_SIZE(t->bits); i++)
 		__atomic_store_n(&t->bits[i], 0, __ATOMIC_RELAXED);
@@ -363,22 +365,45 @@ static double live_var_bytes(const struct stacktab_live *e)
 	return sz * sz * live_var_objects(e);
 }
 
+/* If s still holds its inuse values at the peak (its last change came no
+ * later than the one that set the maximum), copy them to peak_*. */
+static void peak_copy(const struct stacktab *t, struct stacktab_stack *s)
+{
+	if (s->last_ev <= t->peak_ev) {
+		s->peak_objects = s->inuse_objects;
+		s->peak_bytes = s->inuse_bytes;
+		s->peak_var_objects = s->inuse_var_objects;
+		s->peak_var_bytes = s->inuse_var_bytes;
+	}
+}
+
+/* Before s's inuse changes: keep its value at the peak, and number the
+ * change (stacktab.h, "The peak"). */
+static void peak_keep(struct stacktab *t, struct stacktab_stack *s)
+{
+	peak_copy(t, s);
+	s->last_ev = ++t->ev;
+}
+
 static void inuse_add(struct stacktab *t, struct stacktab_stack *s,
 		      const struct stacktab_live *e)
 {
 	double objects = live_objects(e), bytes = live_bytes(e);
 
+	peak_keep(t, s);
 	s->inuse_objects += objects;
 	s->inuse_bytes += bytes;
 	s->inuse_var_objects += live_var_objects(e);
 	s->inuse_var_bytes += live_var_bytes(e);
 	t->inuse_bytes += bytes;
-	if (t->inuse_bytes > t->max_inuse_bytes)
+	if (t->inuse_bytes > t->max_inuse_bytes) {
 		t->max_inuse_bytes = t->inuse_bytes;
+		t->peak_ev = t->ev;
+	}
 }
 
 int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,
-		 uint64_t size, double objects, double bytes)
+		 uint64_t size, double objects)
 {
 	struct stacktab_live e = {
 		.ptr = ptr,
@@ -388,10 +413,12 @@ int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,
 	};
 	size_t j;
 
-	s->alloc_objects += objects;
-	s->alloc_bytes += bytes;
-	s->alloc_var_objects += objects * (objects - 1);
-	s->alloc_var_bytes += bytes * (bytes - (double)size);
+	/* The stored weight and its product, as inuse_add() and
+	 * stacktab_remove() compute them (stacktab.h). */
+	s->alloc_objects += live_objects(&e);
+	s->alloc_bytes += live_bytes(&e);
+	s->alloc_var_objects += live_var_objects(&e);
+	s->alloc_var_bytes += live_var_bytes(&e);
 	if (ptr == 0)
 		return 0;
 	/* live_insert() spelled out with one probe for both the stale entry
@@ -427,6 +454,7 @@ bool stacktab_remove(struct stacktab *t, uintptr_t ptr,
 		*out = t->live[j];
 	s = stacktab_get(t, t->live[j].stack_id);
 	if (s) {
+		peak_keep(t, s);
 		s->inuse_objects -= live_objects(&t->live[j]);
 		s->inuse_bytes -= live_bytes(&t->live[j]);
 		s->inuse_var_objects -= live_var_objects(&t->live[j]);
@@ -448,14 +476,9 @@ int stacktab_restore(struct stacktab *t, const struct stacktab_live *e)
 	return 0;
 }
 
-void stacktab_snapshot_peak(struct stacktab *t)
+void stacktab_settle_peak(struct stacktab *t)
 {
-	for (size_t i = 0; i < t->n_stacks; i++) {
-		t->stacks[i]->peak_objects = t->stacks[i]->inuse_objects;
-		t->stacks[i]->peak_bytes = t->stacks[i]->inuse_bytes;
-		t->stacks[i]->peak_var_objects =
-			t->stacks[i]->inuse_var_objects;
-		t->stacks[i]->peak_var_bytes = t->stacks[i]->inuse_var_bytes;
-	}
-	t->peak_bytes = t->inuse_bytes;
+	for (size_t i = 0; i < t->n_stacks; i++)
+		peak_copy(t, t->stacks[i]);
+	t->peak_bytes = t->max_inuse_bytes;
 }

@@ -12,11 +12,11 @@
  *
  *  - stacks: one entry per distinct (call stack, thread name), holding the
  *    summed weights of the allocations sampled there (alloc_*) and of those
- *    not freed yet (inuse_*), plus the inuse values at the last peak
- *    snapshot (peak_*). Sums are doubles (weights are fractional unless the
- *    rate is 1) and rounded when a profile is written. At most max_stacks
- *    entries: a sample that needs a new stack beyond that is refused and the
- *    caller counts it as dropped.
+ *    not freed yet (inuse_*), plus the inuse values at the high-water mark
+ *    of the total inuse (peak_*, see "The peak" below). Sums are doubles
+ *    (weights are fractional unless the rate is 1) and rounded when a
+ *    profile is written. At most max_stacks entries: a sample that needs a
+ *    new stack beyond that is refused and the caller counts it as dropped.
  *
  *  - live: sampled blocks not freed yet, ptr -> (stack, size, weight), an
  *    open-addressing table that grows by doubling.
@@ -59,6 +59,9 @@ struct stacktab_stack {
 	double alloc_var_objects, alloc_var_bytes;
 	double inuse_var_objects, inuse_var_bytes;
 	double peak_var_objects, peak_var_bytes;
+	/* The event (struct stacktab, ev) of the last change of inuse_*:
+	 * see "The peak" below. */
+	uint64_t last_ev;
 	uintptr_t pcs[];
 };
 
@@ -73,6 +76,26 @@ struct stacktab_stack {
  * like the values (alloc: every sample; inuse: the live ones, subtracted
  * again at free from the live entry's own o and s, so they return to zero
  * the way the values do). At rate 1 every o is 1 and the variances are 0.
+ */
+
+/*
+ * The peak. peak_* must be every stack's inuse at the moment the total
+ * inuse (inuse_bytes below) was highest: at rate 1 the exact high-water
+ * mark, as DHAT's t-gmax. Copying every stack at each new maximum would
+ * cost O(stacks) per allocation while the heap grows, so the copy is
+ * lazy: every change of a stack's inuse is an event (ev counts them), and
+ * peak_ev is the event that set the current maximum. A stack whose last
+ * change came at or before peak_ev still holds its peak value in inuse_*;
+ * before its first change after peak_ev, inuse_* is saved to peak_*. So
+ * at any time a stack's value at the peak is inuse_* when last_ev <=
+ * peak_ev, else peak_*; stacktab_settle_peak() writes that into peak_*
+ * for the encoder. O(1) per sampled event.
+ *
+ * At a sampled rate the maximum of the inuse estimate is what is kept:
+ * each stack's values then are unbiased for that moment (error bars
+ * peak_var_*), but the moment is the one where the estimate, noise
+ * included, was highest, so the total tends to exceed the true peak by
+ * about its standard deviation.
  */
 
 /*
@@ -106,9 +129,11 @@ struct stacktab {
 	size_t live_cap;     /* a power of two, or 0 */
 	unsigned live_shift; /* 64 - log2(live_cap) */
 	size_t n_live;
-	/* totals of the inuse estimate, and the snapshot's */
+	/* totals of the inuse estimate, its maximum, and the peak_* values'
+	 * total as of the last stacktab_settle_peak() */
 	double inuse_bytes, max_inuse_bytes, peak_bytes;
-	uint32_t gen; /* stacktab_seal() calls so far */
+	uint64_t ev, peak_ev; /* "The peak" above */
+	uint32_t gen;	      /* stacktab_seal() calls so far */
 };
 
 /* The filter slot of ptr: Fibonacci hashing, the top bits of ptr times an
@@ -162,14 +187,18 @@ struct stacktab_stack *stacktab_get(const struct stacktab *t, uint32_t id);
 
 /*
  * Record a sampled allocation of size bytes at ptr on stack s with the
- * given weights: alloc grows by objects and bytes, inuse by the stored
- * weight (struct stacktab_live), the block becomes live. If ptr was
- * already live (its free went unseen), that stale entry is removed first.
+ * weight objects (sampler_weight()): the block becomes live, and alloc
+ * and inuse both grow by the weight as stored (struct stacktab_live: a
+ * float) and the bytes it stands for, weight * size: the same two numbers,
+ * so that no sample's inuse can exceed its alloc through rounding of the
+ * weight (DESIGN's invariant; a double weight for alloc beside the float
+ * for inuse made inuse 592561 > alloc 592560). If ptr was already live
+ * (its free went unseen), that stale entry is removed first.
  * Returns 0, or -1 on ENOMEM: the alloc values still grow, inuse does not
  * (the block cannot be tracked), and the caller counts a drop.
  */
 int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,
-		 uint64_t size, double objects, double bytes);
+		 uint64_t size, double objects);
 
 /* If ptr is live: remove it, subtract its weight from its stack's inuse,
  * copy the entry to *out (may be NULL) and return true. */
@@ -193,8 +222,8 @@ int stacktab_restore(struct stacktab *t, const struct stacktab_live *e);
 uint32_t stacktab_seal(struct stacktab *t, const uintptr_t (*ranges)[2],
 		       size_t n);
 
-/* Copy every stack's inuse values to its peak values (a new high-water
- * mark of the inuse estimate). */
-void stacktab_snapshot_peak(struct stacktab *t);
+/* Bring every stack's peak_* up to date ("The peak" above) and set
+ * peak_bytes to max_inuse_bytes. */
+void stacktab_settle_peak(struct stacktab *t);
 
 #endif /* PALLOC_STACKTAB_H */

@@ -42,3 +42,15 @@ one_profile() {
 	set -- $1
 	[ $# -eq 1 ] && [ -f "$1" ] && echo "$1"
 }
+
+# stats_when_ready PID READY_FILE OUT: wait (bounded) until the process
+# printed "ready" to READY_FILE and its agent's socket exists, then save
+# its /debug/palloc/stats answer to OUT.
+stats_when_ready() {
+	retry 100 0.1 grep -q '^ready' "$2"
+	_dir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/palloc}
+	[ -n "$_dir" ] && [ -d "$XDG_RUNTIME_DIR" ] || _dir=/tmp/palloc-$(id -u)
+	retry 100 0.1 test -S "$_dir/$1.sock"
+	curl -sf --unix-socket "$_dir/$1.sock" -o "$3" \
+		http://palloc/debug/palloc/stats
+}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The agent's life cycle: configuration, profiles, dumps, fork and exit. */
 #include "agent_int.h"
+#include "agent/unseen.h"
 #include "fmt.h"
 #include "msg.h"
 #include "num.h"
@@ -406,8 +407,8 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m,
 	const bool stddev = agent_cfg.rate > 1;
 	uint64_t ids[MAX_DEPTH_LIMIT];
 
-	if (peak && agent_tab.inuse_bytes > agent_tab.peak_bytes)
-		stacktab_snapshot_peak(&agent_tab);
+	if (peak)
+		stacktab_settle_peak(&agent_tab);
 	for (size_t i = 0; i < agent_tab.n_stacks; i++) {
 		const struct stacktab_stack *s = agent_tab.stacks[i];
 		int64_t v[6];
@@ -424,6 +425,16 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m,
 		v[3] = round_value(s->inuse_bytes);
 		v[4] = round_value(s->peak_objects);
 		v[5] = round_value(s->peak_bytes);
+		/*
+		 * inuse <= alloc per sample (DESIGN): both add the same
+		 * stored weights (stacktab_add), but the inuse sums also
+		 * subtract, and a double sum of fractional weights may end
+		 * a rounding step above the alloc sum. Clamp that residue
+		 * (under a byte) rather than write an impossible sample.
+		 */
+		for (size_t k = 2; k < 6; k++)
+			if (v[k] > v[k % 2])
+				v[k] = v[k % 2];
 		var[0] = s->alloc_var_objects;
 		var[1] = s->alloc_var_bytes;
 		var[2] = s->inuse_var_objects;
@@ -470,6 +481,39 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m,
 			return -1;
 	}
 	return 0;
+}
+
+/* The exit's measurement of memory the agent could not see (exit_dump()
+ * takes it once, the exit profiles carry it); valid when taken. */
+static struct unseen exit_unseen;
+static bool exit_unseen_taken;
+
+/*
+ * The peak of the malloc heap the agent saw, for unseen_measure(): the
+ * exact peak, or the sampled high-water mark plus 16 bytes of allocator
+ * overhead (a chunk header and rounding) per object live then; -1 when
+ * sampling is off.
+ */
+static int64_t heap_peak_bytes(void)
+{
+	double bytes, objects = 0;
+
+	if (agent_cfg.exact)
+		return __atomic_load_n(&agent_exact_peak, __ATOMIC_RELAXED);
+	if (!agent_cfg.rate)
+		return -1;
+	agent_lock(&agent_tab_lock);
+	stacktab_settle_peak(&agent_tab);
+	for (size_t i = 0; i < agent_tab.n_stacks; i++)
+		objects += agent_tab.stacks[i]->peak_objects;
+	bytes = agent_tab.max_inuse_bytes;
+	agent_unlock(&agent_tab_lock);
+	return round_value(bytes + 16 * objects);
+}
+
+void agent_get_unseen(struct unseen *u)
+{
+	unseen_measure(u, heap_peak_bytes());
 }
 
 static int add_comments(struct pprof_profile *p, bool *observed)
@@ -532,10 +576,32 @@ static int add_comments(struct pprof_profile *p, bool *observed)
 						   __ATOMIC_RELAXED),
 			(long long)__atomic_load_n(&agent_exact_peak,
 						   __ATOMIC_RELAXED));
-	if (agent_cfg.peak)
-		COMMENT("peak: inuse at the highest sampled inuse estimate, "
-			"snapshot at each rise above 17/16 of the last one");
+	if (agent_cfg.peak && agent_cfg.rate == 1)
+		COMMENT("peak: inuse at the heap's high-water mark (every "
+			"allocation sampled: exact)");
+	else if (agent_cfg.peak)
+		COMMENT("peak: inuse when the sampled inuse estimate was "
+			"highest; error bars in peak_inuse_*_stddev, and the "
+			"highest of a noisy estimate tends to exceed the true "
+			"peak by about one stddev");
 	COMMENT("reentries after warm-up: %llu", (unsigned long long)re);
+	if (exit_unseen_taken) {
+		const struct unseen *u = &exit_unseen;
+
+		COMMENT("memory at exit: anonymous %lld bytes, about %lld at "
+			"the peak; malloc heap seen %lld bytes; not from it "
+			"%lld bytes",
+			(long long)u->anon_bytes, (long long)u->anon_peak_bytes,
+			(long long)u->heap_bytes, (long long)u->unseen_bytes);
+		if (u->most) {
+			/* palloc-run prints "warning: " comments beside
+			 * the profile's summary line. */
+			fmt_init(&b, buf, sizeof(buf));
+			fmt_append(&b, "warning: ");
+			unseen_text(u, buf + b.len, sizeof(buf) - b.len);
+			rc |= pprof_add_comment(p, buf);
+		}
+	}
 	if (!*observed)
 		COMMENT("no allocation observed since the agent started");
 #undef COMMENT
@@ -767,19 +833,18 @@ static void start_interval_thread(void)
 static uint64_t peak_written;
 
 /*
- * Write the peak file if the peak snapshot (taken by the sampler at each
- * rise of the inuse estimate above 17/16 of the last snapshot) is at
- * least 17/16 of the one last written, or, when final, if it is above it
- * at all. Called from the peak thread and at exit, never from a hook.
+ * Write the peak file if the high-water mark of the inuse estimate (kept
+ * exactly, stacktab.h "The peak") is at least 17/16 of the one last
+ * written, or, when final, if it is above it at all: the file written at
+ * exit holds the true peak. Called from the peak thread and at exit,
+ * never from a hook.
  */
 static void peak_maybe_write(bool final)
 {
 	uint64_t now, last;
 
 	agent_lock(&agent_tab_lock);
-	if (agent_tab.inuse_bytes > agent_tab.peak_bytes)
-		stacktab_snapshot_peak(&agent_tab);
-	now = (uint64_t)round_value(agent_tab.peak_bytes);
+	now = (uint64_t)round_value(agent_tab.max_inuse_bytes);
 	agent_unlock(&agent_tab_lock);
 	last = __atomic_load_n(&peak_written, __ATOMIC_RELAXED);
 	if (now == 0 || now <= last || (!final && now - last < last / 16))
@@ -1035,10 +1100,19 @@ static void exit_dump(void)
 	__atomic_store_n(&ag.interval_stop, 1, __ATOMIC_RELEASE);
 	if (control_stop)
 		control_stop();
+	agent_get_unseen(&exit_unseen);
+	exit_unseen_taken = true;
 	if (agent_cfg.peak && agent_cfg.rate)
 		peak_maybe_write(true);
 	if (dump(NULL, true, NULL, 0) < 0)
 		fmt_warn("profile not written: %s", msg_last());
+	if (exit_unseen.most && !agent_output_channel()) {
+		char text[512];
+
+		/* Under palloc-run, it prints this beside the summary. */
+		unseen_text(&exit_unseen, text, sizeof(text));
+		fmt_warn("warning: %s", text);
+	}
 	agent_guard_leave();
 }
 
@@ -1126,6 +1200,7 @@ __attribute__((constructor(101))) static void agent_init(void)
 		return;
 	}
 	read_config();
+	unseen_init();
 	agent_output_init();
 	warn_malloc_definer();
 	arena_fill_allocator(&agent_arena, &agent_alloc_hooks);

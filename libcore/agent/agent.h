@@ -40,10 +40,12 @@
  *
  * PALLOC_PEAK=1 also writes a peak file: the output pattern with %n
  * expanded to "peak", or without %n, ".peak" before the final ".pb.gz"
- * (palloc.prog.123.peak.pb.gz), default sample type peak_inuse_space. An
- * agent thread checks once a second and rewrites it (atomically) when the
- * peak snapshot has grown by at least 1/16 since the last write; at exit
- * it is rewritten if the peak grew at all. Never written from a hook.
+ * (palloc.prog.123.peak.pb.gz), default sample type peak_inuse_space:
+ * every stack's inuse at the high-water mark of the inuse estimate (exact
+ * at rate 1; stacktab.h "The peak"). An agent thread checks once a second
+ * and rewrites it (atomically) when the peak has grown by at least 1/16
+ * since the last write; at exit it is rewritten if the peak grew at all.
+ * Never written from a hook.
  *
  * RTLD_DEEPBIND: a library dlopen()ed with it binds its own malloc calls
  * to its dependency libc first, so the agent does not see them (their
@@ -72,6 +74,12 @@ struct agent_stats {
 
 /* Fill *st. Thread-safe; takes the thread registry lock briefly. */
 void agent_get_stats(struct agent_stats *st);
+
+/* Measure the anonymous memory that did not come through malloc
+ * (agent/unseen.h) against the heap the agent saw. Reads /proc; not for
+ * hooks. Thread-safe. */
+struct unseen;
+void agent_get_unseen(struct unseen *u);
 
 /*
  * The current raw (unsymbolized) heap profile: the four sample types (six

@@ -162,6 +162,8 @@ uint64_t agent_now_ns(void);
 void agent_output_init(void);
 /* In a fork child: say hello to palloc-run with the child's pid. */
 void agent_output_after_fork(void);
+/* Does palloc-run collect this process's profiles (PALLOC_COLLECT)? */
+bool agent_output_channel(void);
 /*
  * Encode p and hand it to palloc-run, or (no channel, or the channel
  * failed) write it to path, or to the pattern's name for pid and seq

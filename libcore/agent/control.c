@@ -4,6 +4,7 @@
 #include "common.h"
 #include "agent/agent.h"
 #include "agent/allocstats.h"
+#include "agent/unseen.h"
 #include "ctlsock.h"
 #include "http.h"
 #include "msg.h"
@@ -451,6 +452,37 @@ static void send_json(int fd, struct abuf *b)
 	abuf_free(b);
 }
 
+/*
+ * ,"anon_bytes":…,"anon_peak_bytes":…,"heap_seen_bytes":…,
+ * "unseen_bytes":…,"unseen_owner":…,"unseen_warning":…: the anonymous
+ * memory the process holds beside the malloc heap the agent saw
+ * (agent/unseen.h); the warning (a string) only when most of it did not
+ * come through malloc, else null.
+ */
+static void unseen_json(struct abuf *b)
+{
+	struct unseen u;
+	char text[512];
+
+	agent_get_unseen(&u);
+	abuf_json_i64(b, true, "anon_bytes", u.anon_bytes);
+	abuf_json_i64(b, true, "anon_peak_bytes", u.anon_peak_bytes);
+	abuf_json_i64(b, true, "heap_seen_bytes", u.heap_bytes);
+	abuf_json_i64(b, true, "unseen_bytes", u.unseen_bytes);
+	abuf_printf(b, ",\"unseen_owner\":");
+	if (u.owner)
+		abuf_json_str(b, u.owner);
+	else
+		abuf_printf(b, "null");
+	abuf_printf(b, ",\"unseen_warning\":");
+	if (u.most) {
+		unseen_text(&u, text, sizeof(text));
+		abuf_json_str(b, text);
+	} else {
+		abuf_printf(b, "null");
+	}
+}
+
 static void handle_stats(int fd)
 {
 	struct agent_stats st;
@@ -458,12 +490,28 @@ static void handle_stats(int fd)
 	enum allocstats_kind k;
 	struct abuf b = {0};
 	int64_t sampled = sampled_inuse();
-	int64_t inuse;
+	int64_t inuse, peak;
+	const char *peak_source;
 
 	memset(&st, 0, sizeof(st));
 	agent_get_stats(&st);
 	k = allocstats_comparable(&c);
 	inuse = st.exact ? st.inuse_bytes : c.allocated_bytes;
+	/*
+	 * The peak is never below what is in use now (palloc(7)): the
+	 * sampled peak is an estimate of requested bytes, the allocator's
+	 * inuse counts usable sizes and blocks from before the agent, so
+	 * the higher of the three is the peak answered ("allocator" or
+	 * "sampled" says which).
+	 */
+	peak = (int64_t)st.peak_inuse_bytes;
+	peak_source = st.exact ? "exact" : "sampled";
+	if (sampled > peak)
+		peak = sampled;
+	if (inuse > peak) {
+		peak = inuse;
+		peak_source = st.exact ? "exact" : "allocator";
+	}
 	json_head(&b, "palloc-stats");
 	abuf_printf(&b, ",\"uptime_seconds\":%.3f,\"exact\":%s",
 		    st.uptime_seconds, st.exact ? "true" : "false");
@@ -478,10 +526,8 @@ static void handle_stats(int fd)
 		    st.exact	 ? "\"exact\""
 		    : inuse >= 0 ? "\"allocator\""
 				 : "null");
-	abuf_json_i64(&b, true, "peak_inuse_bytes",
-		      (int64_t)st.peak_inuse_bytes);
-	abuf_printf(&b, ",\"peak_inuse_source\":\"%s\"",
-		    st.exact ? "exact" : "sampled");
+	abuf_json_i64(&b, true, "peak_inuse_bytes", peak);
+	abuf_printf(&b, ",\"peak_inuse_source\":\"%s\"", peak_source);
 	abuf_json_i64(&b, true, "sampled_inuse_bytes", sampled);
 	json_u64s(&b,
 		  (const char *const[]){"sampled_count", "dropped_count",
@@ -491,6 +537,7 @@ static void handle_stats(int fd)
 		  4);
 	abuf_printf(&b, ",\"allocator\":\"%s\"", allocstats_name(k));
 	abuf_json_i64(&b, true, "allocator_allocated_bytes", c.allocated_bytes);
+	unseen_json(&b);
 	send_json(fd, &b);
 }
 

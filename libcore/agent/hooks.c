@@ -650,16 +650,10 @@ static inline __attribute__((always_inline)) void sample(struct agent_thread *t,
 	agent_lock(&agent_tab_lock);
 	agent_sampled++;
 	s = stacktab_intern(&agent_tab, pcs + skip, depth, t->name);
-	if (!s || stacktab_add(&agent_tab, s, (uintptr_t)p, size, objects,
-			       bytes) < 0) {
+	if (!s ||
+	    stacktab_add(&agent_tab, s, (uintptr_t)p, size, objects) < 0) {
 		agent_dropped++;
 		agent_dropped_bytes += bytes;
-	} else {
-		/* PALLOC_PEAK: snapshot at each rise of more than 1/16 over
-		 * the last snapshot; see agent.c for why. */
-		if (agent_cfg.peak &&
-		    agent_tab.inuse_bytes > agent_tab.peak_bytes * 17 / 16)
-			stacktab_snapshot_peak(&agent_tab);
 	}
 	agent_unlock(&agent_tab_lock);
 	t->warm = true;

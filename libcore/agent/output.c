@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Where the agent's profiles go: palloc-run's channel, else a safe file. */
 #include "agent_int.h"
+#include "agent/unseen.h"
 #include "deliver.h"
 #include "fmt.h"
 #include "msg.h"
@@ -31,8 +32,21 @@ const char *agent_program_name(void)
 	return exe_name;
 }
 
+/*
+ * A Go program: its runtime keeps its heap itself and ends the process
+ * with a raw exit_group, past every exit handler, so the agent sees only
+ * cgo's mallocs and writes no profile at exit. Said at start, and sent
+ * with the hello so that palloc-run names the reason, not exec or setuid.
+ */
+static const char go_note[] =
+	"a Go program: the Go runtime keeps its own heap (not malloc's) and "
+	"exits without running exit handlers, so palloc sees only C "
+	"allocations and writes no profile at exit; use runtime/pprof's heap "
+	"profile";
+
 /* A hello for palloc-run: this process exists and will write profiles
- * (so that one that never does is named). Never waits. */
+ * (so that one that never does is named), and why it may not. Never
+ * waits. */
 static void hello(void)
 {
 	struct deliver_header h;
@@ -43,7 +57,15 @@ static void hello(void)
 	memcpy(h.magic, DELIVER_MAGIC, sizeof(h.magic));
 	h.kind = DELIVER_HELLO;
 	memcpy(h.program, exe_name, sizeof(h.program));
+	_Static_assert(sizeof(go_note) <= sizeof(h.why), "note too long");
+	if (unseen_is_go())
+		memcpy(h.why, go_note, sizeof(go_note));
 	(void)deliver_send(collect, &h, NULL, NULL, 0);
+}
+
+bool agent_output_channel(void)
+{
+	return collect[0] != '\0';
 }
 
 void agent_output_init(void)
@@ -60,6 +82,8 @@ void agent_output_init(void)
 				 "writing profiles directly",
 				 DELIVER_ENV, c);
 	}
+	if (unseen_is_go() && !collect[0])
+		fmt_warn("warning: '%s' is %s", exe_name, go_note);
 	hello();
 }
 

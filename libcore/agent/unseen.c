@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+/* Anonymous memory that did not come through malloc, and its likely owner. */
+#include "agent_int.h"
+#include "agent/allocstats.h"
+#include "agent/unseen.h"
+#include "fmt.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <unistd.h>
+
+#define NT_GO_BUILDID 4 /* Go's linker: owner "Go", type 4 */
+
+static bool is_go, has_pymalloc;
+
+/* Does the PT_NOTE segment at note[0..len) hold the Go build id note? */
+static bool go_note(const unsigned char *note, size_t len)
+{
+	size_t off = 0;
+
+	while (off + sizeof(ElfW(Nhdr)) <= len) {
+		const ElfW(Nhdr) *n = (const void *)(note + off);
+		size_t name = (n->n_namesz + 3) & ~(size_t)3;
+		size_t desc = (n->n_descsz + 3) & ~(size_t)3;
+
+		off += sizeof(*n);
+		if (name > len - off)
+			return false;
+		/* Go's linker writes the name "Go\0\0" (namesz 4). */
+		if (n->n_type == NT_GO_BUILDID &&
+		    (n->n_namesz == 3 || n->n_namesz == 4) &&
+		    memcmp(note + off, "Go", 3) == 0)
+			return true;
+		off += name;
+		if (desc > len - off)
+			return false;
+		off += desc;
+	}
+	return false;
+}
+
+/* The main executable (the first object the loader lists). */
+static int main_go_note(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_NOTE &&
+		    go_note((const void *)(info->dlpi_addr + ph->p_vaddr),
+			    ph->p_memsz)) {
+			*(bool *)arg = true;
+			break;
+		}
+	}
+	return 1;
+}
+
+void unseen_init(void)
+{
+	struct phdr_definition def;
+	const char *pm = getenv("PYTHONMALLOC");
+
+	dl_iterate_phdr(main_go_note, &is_go);
+	/*
+	 * Python: the executable or libpython defines PyObject_Malloc;
+	 * pymalloc serves small objects unless PYTHONMALLOC=malloc (or
+	 * malloc_debug) sends them all to malloc.
+	 */
+	has_pymalloc = phdr_first_definition("PyObject_Malloc", &def) == 0 &&
+		       !(pm && strncmp(pm, "malloc", 6) == 0);
+	/* Cached for good: a fork child whose loader lock was held at the
+	 * fork must not need the loader to read its allocator. */
+	(void)allocstats_detect();
+}
+
+bool unseen_is_go(void)
+{
+	return is_go;
+}
+
+/* Read a small /proc file into buf[cap] (NUL-terminated); false if not. */
+static bool read_proc(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+
+	if (fd < 0)
+		return false;
+	while (n < cap - 1) {
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return n > 0;
+}
+
+/* "Key:   123 kB" in /proc/self/status, as bytes; -1 when absent. */
+static int64_t status_kb(const char *status, const char *key)
+{
+	size_t klen = strlen(key);
+	int64_t v = 0;
+
+	for (const char *p = status; p && *p; p = strchr(p, '\n'), p += !!p) {
+		if (strncmp(p, key, klen) != 0 || p[klen] != ':')
+			continue;
+		p += klen + 1;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p < '0' || *p > '9')
+			return -1;
+		while (*p >= '0' && *p <= '9')
+			v = v * 10 + (*p++ - '0');
+		return v * 1024;
+	}
+	return -1;
+}
+
+/* Owners recognised by a mapped file's base name. */
+enum {
+	MAPPED_JVM = 1,
+	MAPPED_V8 = 2,
+};
+
+/* What the mapping line line[0..n) maps, as MAPPED_* bits. */
+static unsigned map_line(const char *line, size_t n)
+{
+	const char *base = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (line[i] == '/')
+			base = line + i + 1;
+	if (!base)
+		return 0;
+	n -= (size_t)(base - line);
+	if (n >= 9 && memcmp(base, "libjvm.so", 9) == 0)
+		return MAPPED_JVM;
+	if ((n >= 10 && memcmp(base, "libnode.so", 10) == 0) ||
+	    (n >= 5 && memcmp(base, "libv8", 5) == 0))
+		return MAPPED_V8;
+	return 0;
+}
+
+/* The MAPPED_* bits of every file in /proc/self/maps, read a page at a
+ * time into a stack buffer (a JVM maps thousands of regions). */
+static unsigned scan_maps(void)
+{
+	char buf[4096];
+	size_t have = 0;
+	unsigned found = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + have, sizeof(buf) - have);
+		size_t start = 0;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		have += (size_t)r;
+		for (size_t i = 0; i < have; i++) {
+			if (buf[i] != '\n')
+				continue;
+			found |= map_line(buf + start, i - start);
+			start = i + 1;
+		}
+		/* A line longer than the buffer: its end is enough. */
+		if (start == 0 && have == sizeof(buf))
+			start = have / 2;
+		memmove(buf, buf + start, have - start);
+		have -= start;
+	}
+	close(fd);
+	return found | map_line(buf, have);
+}
+
+/* The likely owner of anonymous memory malloc did not give out. */
+static void find_owner(struct unseen *u)
+{
+	const char *exe = agent_program_name();
+	unsigned maps;
+
+	u->owner = u->hint = NULL;
+	if (is_go) {
+		u->owner = "the Go runtime";
+		u->hint = "Go's heap is not malloc's; use runtime/pprof's heap "
+			  "profile";
+		return;
+	}
+	maps = scan_maps();
+	if (maps & MAPPED_JVM) {
+		u->owner = "the JVM";
+		u->hint = "the Java heap is not malloc's; use the JVM's tools "
+			  "(jcmd GC.heap_info, a heap dump)";
+	} else if ((maps & MAPPED_V8) || strcmp(exe, "node") == 0 ||
+		   strcmp(exe, "nodejs") == 0) {
+		u->owner = "V8 (node)";
+		u->hint =
+			"the JavaScript heap is not malloc's; use node's heap "
+			"snapshots";
+	} else if (has_pymalloc) {
+		u->owner = "pymalloc";
+		u->hint =
+			"Python keeps small objects in its own arenas; run it "
+			"with PYTHONMALLOC=malloc to profile them";
+	}
+}
+
+void unseen_measure(struct unseen *u, int64_t heap_peak_bytes)
+{
+	char status[4096];
+	struct allocstats_comparable c;
+	int64_t hwm, file, shmem, own, base;
+
+	memset(u, 0, sizeof(*u));
+	u->anon_bytes = u->anon_peak_bytes = u->unseen_bytes = -1;
+	allocstats_comparable(&c);
+	u->heap_bytes = c.mapped_bytes > c.allocated_bytes ? c.mapped_bytes
+							   : c.allocated_bytes;
+	if (heap_peak_bytes > u->heap_bytes)
+		u->heap_bytes = heap_peak_bytes;
+	if (u->heap_bytes < 0)
+		u->heap_bytes = 0;
+	if (!read_proc("/proc/self/status", status, sizeof(status)))
+		return;
+	u->anon_bytes = status_kb(status, "RssAnon");
+	hwm = status_kb(status, "VmHWM");
+	file = status_kb(status, "RssFile");
+	shmem = status_kb(status, "RssShmem");
+	if (u->anon_bytes < 0)
+		return;
+	u->anon_peak_bytes = u->anon_bytes;
+	if (hwm >= 0 && file >= 0 && shmem >= 0 &&
+	    hwm - file - shmem > u->anon_peak_bytes)
+		u->anon_peak_bytes = hwm - file - shmem;
+	/* Without a peak of the heap, compare the present with the
+	 * present. */
+	u->at_peak = heap_peak_bytes >= 0;
+	base = u->at_peak ? u->anon_peak_bytes : u->anon_bytes;
+	/* The agent's own memory: its arena and its static tables. */
+	own = (int64_t)__atomic_load_n(&agent_arena.mapped, __ATOMIC_RELAXED) +
+	      (int64_t)sizeof(agent_tab);
+	u->unseen_bytes = base - u->heap_bytes - own;
+	if (u->unseen_bytes < 0)
+		u->unseen_bytes = 0;
+	u->most = u->unseen_bytes >= UNSEEN_MIN_BYTES &&
+		  u->unseen_bytes > base / 2;
+	find_owner(u);
+}
+
+void unseen_text(const struct unseen *u, char *buf, size_t cap)
+{
+	struct fmt_buf b;
+	int64_t mib = 1 << 20;
+
+	fmt_init(&b, buf, cap);
+	fmt_append(
+		&b,
+		"most of this process's memory did not come through "
+		"malloc, so the profile does not show it: %lld MiB of "
+		"anonymous memory %s, %lld MiB of it not from the malloc "
+		"heap palloc saw (%lld MiB)",
+		(long long)(((u->at_peak ? u->anon_peak_bytes : u->anon_bytes) +
+			     mib / 2) /
+			    mib),
+		u->at_peak ? "at the peak" : "now",
+		(long long)((u->unseen_bytes + mib / 2) / mib),
+		(long long)((u->heap_bytes + mib / 2) / mib));
+	if (u->owner)
+		fmt_append(&b, "; likely owner: %s (%s)", u->owner, u->hint);
+	else
+		fmt_append(&b, "; it was mapped by other means (mmap, another "
+			       "allocator)");
+}
