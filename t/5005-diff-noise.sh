@@ -12,7 +12,7 @@
 need_agent
 need jq palloc-diff diff-noise
 pairs=${PAIRS:-20}
-plan 16
+plan 17
 
 # run SEED OUT [LEAK_MIB]: one run of the workload under the agent.
 run() {
@@ -113,7 +113,14 @@ else
 	skip "no pair failed the raw gate"
 fi
 
-# 11: -o carries the sigma of the difference as labels
+# 11: a percentage limit compares significant growth too
+[ "$(gate b0.pb.gz l0.pb.gz --fail-on-growth 1%)" -eq 1 ] &&
+	[ "$(gate b0.pb.gz n0.pb.gz --fail-on-growth 0.1%)" -eq 0 ] &&
+	[ "$(gate b0.pb.gz l0.pb.gz --fail-on-growth 10%)" -eq 0 ] &&
+	ok "--fail-on-growth PERCENT: the leak over 1%, noise under 0.1%" ||
+	not_ok "--fail-on-growth PERCENT: the leak over 1%, noise under 0.1%"
+
+# 12: -o carries the sigma of the difference as labels
 palloc-diff -o d.pb.gz b0.pb.gz l0.pb.gz && palloc-diff -o empty.pb.gz \
 	b0.pb.gz b0.pb.gz && palloc-diff --json empty.pb.gz d.pb.gz >dd.json &&
 	jq -n --slurpfile a l.json --slurpfile b dd.json \
@@ -123,7 +130,7 @@ palloc-diff -o d.pb.gz b0.pb.gz l0.pb.gz && palloc-diff -o empty.pb.gz \
 	grep -q true && ok "-o: the difference carries its sigma (inuse_space_stddev)" ||
 	{ not_ok "-o: the difference carries its sigma (inuse_space_stddev)"; diag "$(cat dd.json)"; }
 
-# 12-13: bad --noise-z
+# 13-14: bad --noise-z
 for z in -1 abc; do
 	expect_fail 2 palloc-diff --noise-z "$z" b0.pb.gz n0.pb.gz >z.out 2>z.err &&
 		[ ! -s z.out ] &&
@@ -131,7 +138,7 @@ for z in -1 abc; do
 		ok "--noise-z $z: usage error" || not_ok "--noise-z $z: usage error"
 done
 
-# 14-16: rate 1, no error bars: sigma 0, the raw gate, pprof's table
+# 15-17: rate 1, no error bars: sigma 0, the raw gate, pprof's table
 rate=1
 run 1 e0.pb.gz && run 2 e1.pb.gz 1 &&
 	palloc-diff --json e0.pb.gz e1.pb.gz >e.json &&
