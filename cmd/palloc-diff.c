@@ -40,9 +40,18 @@ static PALLOC_NORETURN void usage(void)
 	       "more than\n"
 	       "                               <limit> bytes (k, M, G, KiB... "
 	       "suffixes)\n"
-	       "                               or <limit>%% of BASE's total\n"
+	       "                               or <limit>%% of BASE's total,\n"
+	       "                               counting only growth beyond "
+	       "sampling noise\n"
+	       "     --noise-z <z>           changes within <z> standard "
+	       "deviations\n"
+	       "                               are sampling noise (default "
+	       "%g)\n"
+	       "     --raw-gate              --fail-on-growth compares the "
+	       "growth\n"
+	       "                               as it is, noise included\n"
 	       " -q, --quiet                 no warnings\n",
-	       msg_prog(), DEFAULT_TOP);
+	       msg_prog(), DEFAULT_TOP, DIFF_NOISE_Z);
 	cli_usage_end(29, NULL);
 }
 
@@ -101,43 +110,68 @@ static struct pprof_profile *read_profile(const char *path)
 struct by_growth {
 	size_t sample;
 	int64_t v;
+	double key;   /* v - z sigma: how far beyond its noise */
+	double noise; /* z sigma */
 };
 
 static int growth_cmp(const void *a, const void *b)
 {
 	const struct by_growth *x = a, *y = b;
 
-	if (x->v != y->v)
-		return x->v > y->v ? -1 : 1;
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
 	return x->sample < y->sample ? -1 : x->sample > y->sample;
 }
 
-/* Name the largest growing stacks on stderr. */
-static void print_growing(const struct pprof_profile *p, int idx,
-			  const char *unit)
+/*
+ * Name the largest growing stacks on stderr: by growth, or with noise
+ * (z sigma given, sigma from the result's labels) by growth beyond it.
+ */
+static void print_growing(const struct diff_result *d, int idx,
+			  const char *unit, double z, bool noise)
 {
+	const struct pprof_profile *p = d->profile;
 	struct by_growth *g = calloc(p->n_samples + 1, sizeof(*g));
 	size_t n = 0;
 	char buf[1024];
 
 	if (!g)
 		return;
-	for (size_t i = 0; i < p->n_samples; i++)
-		if (p->samples[i].values[idx] > 0)
-			g[n++] = (struct by_growth){i,
-						    p->samples[i].values[idx]};
+	for (size_t i = 0; i < p->n_samples; i++) {
+		int64_t v = p->samples[i].values[idx];
+		double m = noise ? z * diff_sample_stddev(d, (size_t)idx,
+							  &p->samples[i])
+				 : 0;
+
+		if (v > 0)
+			g[n++] = (struct by_growth){i, v, (double)v - m, m};
+	}
 	qsort(g, n, sizeof(*g), growth_cmp);
-	for (size_t i = 0; i < n && i < GROWTH_STACKS; i++)
-		msg_error("  +%lld %s: %s", (long long)g[i].v, unit,
-			  diff_format_stack(p, &p->samples[g[i].sample], 12,
-					    buf, sizeof(buf)));
+	for (size_t i = 0; i < n && i < GROWTH_STACKS; i++) {
+		diff_format_stack(p, &p->samples[g[i].sample], 12, buf,
+				  sizeof(buf));
+		if (noise)
+			msg_error("  +%lld %s (noise +-%.0f): %s",
+				  (long long)g[i].v, unit, g[i].noise, buf);
+		else
+			msg_error("  +%lld %s: %s", (long long)g[i].v, unit,
+				  buf);
+	}
 	free(g);
 }
+
+/* What the gate compares and how, for the JSON and the message. */
+struct gate_result {
+	struct diff_noise noise;
+	double z;
+	bool raw;
+	bool exceeded;
+};
 
 static json_t *build_json(const char *base_path, const char *new_path,
 			  const struct diff_result *d, int idx,
 			  const struct report *r, size_t top, bool checked,
-			  bool exceeded)
+			  const struct gate_result *g)
 {
 	const struct diff_totals *t = &d->totals[idx];
 	const char *u = report_unit_suffix(r->unit);
@@ -158,6 +192,15 @@ static json_t *build_json(const char *base_path, const char *new_path,
 	json_set(o, "growth_ratio",
 		 json_real_or_null(t->base_sum > 0,
 				   (double)r->sum / (double)t->base_sum));
+	snprintf(key, sizeof(key), "growth_stddev_%s", u);
+	json_set(o, key,
+		 json_integer(g->noise.stddev > 9.2e18
+				      ? INT64_MAX
+				      : llround(g->noise.stddev)));
+	json_set(o, "growth_within_noise", json_boolean(g->noise.within));
+	snprintf(key, sizeof(key), "significant_growth_%s", u);
+	json_set(o, key, json_integer(g->noise.significant));
+	json_set(o, "noise_z", json_real(g->z));
 	snprintf(key, sizeof(key), "pprof_total_%s", u);
 	json_set(o, key, json_integer(r->total));
 	json_set(o, "base_stack_count", json_u64(d->base_stacks));
@@ -166,7 +209,8 @@ static json_t *build_json(const char *base_path, const char *new_path,
 	json_set(o, "changed_stack_count", json_u64(d->profile->n_samples));
 	json_set(o, "matched_by_line", json_boolean(d->used_lines));
 	json_set(o, "growth_limit_exceeded",
-		 checked ? json_boolean(exceeded) : json_null());
+		 checked ? json_boolean(g->exceeded) : json_null());
+	json_set(o, "raw_gate", json_boolean(g->raw));
 	json_set(o, "function_count", json_u64(r->n_rows));
 	json_set(o, "functions",
 		 json_incref(rep ? json_object_get(rep, "functions") : NULL));
@@ -178,14 +222,73 @@ static json_t *build_json(const char *base_path, const char *new_path,
 	return o;
 }
 
+/* --noise-z: a finite number >= 0. */
+static int parse_z(const char *arg, double *z)
+{
+	char *end;
+
+	if (!(arg[0] >= '0' && arg[0] <= '9') && arg[0] != '.')
+		return -1;
+	errno = 0;
+	*z = strtod(arg, &end);
+	return errno || *end || !isfinite(*z) ? -1 : 0;
+}
+
+/* The gate: significant growth, or the raw growth with --raw-gate. */
+static void check_gate(const struct gate *gate, int64_t base_sum,
+		       struct gate_result *g)
+{
+	int64_t grow = g->raw ? g->noise.growth : g->noise.significant;
+
+	if (gate->percent)
+		g->exceeded =
+			grow > 0 &&
+			(base_sum <= 0 ||
+			 (double)grow * 100.0 > gate->pct * (double)base_sum);
+	else
+		g->exceeded = grow > 0 && (uint64_t)grow > gate->bytes;
+}
+
+/* Say on stderr by how much the gate was exceeded, and where. */
+static void report_exceeded(const struct gate *gate, const struct report *r,
+			    const struct diff_result *d, int idx,
+			    const struct gate_result *g)
+{
+	const char *u = report_unit_suffix(r->unit);
+	int64_t base_sum = d->totals[idx].base_sum;
+	bool noise = !g->raw && d->totals[idx].has_stddev;
+	double pct = base_sum > 0 ? 100.0 * (double)r->sum / (double)base_sum
+				  : INFINITY;
+	char limit[64], beyond[160] = "";
+
+	if (gate->percent)
+		snprintf(limit, sizeof(limit), "%g%%", gate->pct);
+	else
+		snprintf(limit, sizeof(limit), "%llu %s",
+			 (unsigned long long)gate->bytes, u);
+	if (noise)
+		snprintf(beyond, sizeof(beyond),
+			 "; beyond sampling noise (%g sigma, %.0f %s for the "
+			 "total) %lld %s",
+			 g->z, g->z * g->noise.stddev, u,
+			 (long long)g->noise.significant, u);
+	msg_error("%s grew by %lld %s (%+.2f%% of BASE)%s, over the limit of "
+		  "%s; top growing stacks:",
+		  r->sample_type, (long long)r->sum, u, pct, beyond, limit);
+	print_growing(d, idx, u, g->z, noise);
+}
+
 int main(int argc, char **argv)
 {
+	enum { OPT_NOISE_Z = CHAR_MAX + 1, OPT_RAW_GATE };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"top", optional_argument, NULL, 't'},
 		{"json", no_argument, NULL, 'j'},
 		{"sample-index", required_argument, NULL, 's'},
 		{"fail-on-growth", required_argument, NULL, 'f'},
+		{"noise-z", required_argument, NULL, OPT_NOISE_Z},
+		{"raw-gate", no_argument, NULL, OPT_RAW_GATE},
 		{"quiet", no_argument, NULL, 'q'},
 		CLI_END_LONGOPTS,
 	};
@@ -196,7 +299,7 @@ int main(int argc, char **argv)
 	struct report *r = NULL;
 	struct gate gate = {0};
 	bool want_top = false, want_json = false, quiet = false;
-	bool exceeded = false;
+	struct gate_result gr = {.z = DIFF_NOISE_Z};
 	uint64_t top = DEFAULT_TOP;
 	json_t *json = NULL;
 	int c, idx, rc = 2;
@@ -236,6 +339,17 @@ int main(int argc, char **argv)
 					  "want bytes (1MiB) or a percentage "
 					  "(10%%)",
 					  optarg);
+			break;
+		case OPT_NOISE_Z:
+			if (parse_z(optarg, &gr.z) < 0)
+				msg_usage(2,
+					  "invalid --noise-z '%s': want a "
+					  "number of standard deviations, 0 or "
+					  "more",
+					  optarg);
+			break;
+		case OPT_RAW_GATE:
+			gr.raw = true;
 			break;
 		case 'q':
 			quiet = true;
@@ -282,21 +396,19 @@ int main(int argc, char **argv)
 	}
 	/* Percentages as `go tool pprof -diff_base` prints them. */
 	r->total = diff_pprof_total(&d, (size_t)idx);
+	/* Sampling noise of the difference: unchanged stacks count too, and
+	 * a difference can be negative (no interval clamped at 0). */
+	diff_noise(&d, (size_t)idx, gr.z, &gr.noise);
+	r->sum_stddev = gr.noise.stddev;
+	r->nonnegative = false;
+	r->mark_noise = true;
+	r->noise_z = gr.z;
 
-	if (gate.on) {
-		int64_t grow = r->sum, base_sum = d.totals[idx].base_sum;
-
-		if (gate.percent)
-			exceeded = grow > 0 &&
-				   (base_sum <= 0 ||
-				    (double)grow * 100.0 >
-					    gate.pct * (double)base_sum);
-		else
-			exceeded = grow > 0 && (uint64_t)grow > gate.bytes;
-	}
+	if (gate.on)
+		check_gate(&gate, d.totals[idx].base_sum, &gr);
 	if (want_json) {
 		json = build_json(base_path, new_path, &d, idx, r,
-				  want_top ? top : 0, gate.on, exceeded);
+				  want_top ? top : 0, gate.on, &gr);
 		if (!json) {
 			msg_error("cannot build JSON: out of memory");
 			goto out;
@@ -320,23 +432,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	rc = 0;
-	if (exceeded) {
-		const char *u = report_unit_suffix(r->unit);
-		double pct = d.totals[idx].base_sum > 0
-				     ? 100.0 * (double)r->sum /
-					       (double)d.totals[idx].base_sum
-				     : INFINITY;
-		char limit[64];
-
-		if (gate.percent)
-			snprintf(limit, sizeof(limit), "%g%%", gate.pct);
-		else
-			snprintf(limit, sizeof(limit), "%llu %s",
-				 (unsigned long long)gate.bytes, u);
-		msg_error("%s grew by %lld %s (%+.2f%% of BASE), over the "
-			  "limit of %s; top growing stacks:",
-			  r->sample_type, (long long)r->sum, u, pct, limit);
-		print_growing(d.profile, idx, u);
+	if (gr.exceeded) {
+		report_exceeded(&gate, r, &d, idx, &gr);
 		rc = 1;
 	}
 out:

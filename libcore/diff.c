@@ -3,6 +3,8 @@
 #include "diff.h"
 #include "hash.h"
 
+#include <math.h>
+
 #include "msg.h"
 #include "report.h"
 
@@ -53,12 +55,19 @@ struct diff_state {
 	int64_t *values; /* n_stacks * n_types, NEW - BASE */
 	size_t cap_values, n_types;
 
+	/* Sampling variance, only when an input has TYPE_stddev labels. */
+	char **sd_keys; /* per type: "TYPE_stddev" */
+	bool *has_var;	/* per type: some sample carries its label */
+	double *vars;	/* n_stacks * n_types, var(BASE) + var(NEW) */
+	size_t cap_vars;
+
 	/* per input profile: location index -> frames in loc_pool */
 	uint32_t *loc_off[2], *loc_n[2];
 	uint32_t *loc_pool[2];
 
 	uint32_t *tmp; /* a sample's frames */
 	size_t cap_tmp;
+	struct pprof_label *labels; /* a result sample's, n_types */
 };
 
 static uint64_t hash_str(uint64_t h, const char *s)
@@ -309,6 +318,10 @@ static int intern_stack(struct diff_state *st, size_t len, int which,
 	if (grow((void **)&st->values, &st->cap_values,
 		 (st->n_stacks + 1) * st->n_types, sizeof(*st->values)) < 0)
 		return -1;
+	if (st->sd_keys &&
+	    grow((void **)&st->vars, &st->cap_vars,
+		 (st->n_stacks + 1) * st->n_types, sizeof(*st->vars)) < 0)
+		return -1;
 	if (len > UINT32_MAX)
 		return msg_set("diff: stack of %zu frames", len);
 	s = &st->stacks[st->n_stacks];
@@ -319,6 +332,8 @@ static int intern_stack(struct diff_state *st, size_t len, int which,
 	s->sample = sample;
 	memset(st->values + st->n_stacks * st->n_types, 0,
 	       st->n_types * sizeof(*st->values));
+	for (size_t j = 0; st->vars && j < st->n_types; j++)
+		st->vars[st->n_stacks * st->n_types + j] = 0;
 	*out = st->n_stacks++;
 	t->slots[i] = (uint32_t)*out + 1;
 	if (++t->used * 2 > t->mask + 1)
@@ -363,6 +378,18 @@ static int add_samples(struct diff_state *st, const struct pprof_profile *p,
 		else
 			st->stacks[k].in_base = true;
 		v = st->values + k * st->n_types;
+		for (size_t t = 0; st->vars && t < st->n_types; t++) {
+			double sd = st->has_var[t] ? report_sample_stddev(
+							     s, st->sd_keys[t])
+						   : NAN;
+
+			/* Variances add; a sample without the label has none
+			 * (an exact value, or another tool's profile). */
+			if (!isnan(sd)) {
+				st->vars[k * st->n_types + t] += sd * sd;
+				totals[t].var += sd * sd;
+			}
+		}
 		for (size_t t = 0; t < st->n_types; t++) {
 			int64_t x = s->values[idx[t]];
 			uint64_t ax =
@@ -506,6 +533,78 @@ static void state_free(struct diff_state *st)
 		free(st->loc_pool[i]);
 	}
 	free(st->tmp);
+	for (size_t t = 0; st->sd_keys && t < st->n_types; t++)
+		free(st->sd_keys[t]);
+	free(st->sd_keys);
+	free(st->has_var);
+	free(st->vars);
+	free(st->labels);
+}
+
+/*
+ * Which common types carry TYPE_stddev labels (the agent's error bars,
+ * palloc(7)) in either input. Without any, no variance is kept and the
+ * result has no such labels: nothing changes for exact profiles.
+ */
+static int setup_stddev(struct diff_state *st, const struct pprof_profile *dst,
+			struct diff_totals *totals)
+{
+	bool any = false;
+
+	st->sd_keys = calloc(st->n_types, sizeof(*st->sd_keys));
+	st->has_var = calloc(st->n_types, sizeof(*st->has_var));
+	st->labels = calloc(st->n_types, sizeof(*st->labels));
+	if (!st->sd_keys || !st->has_var || !st->labels)
+		return msg_set_errno(ENOMEM, "diff: out of memory");
+	for (size_t t = 0; t < st->n_types; t++) {
+		size_t len = strlen(dst->sample_types[t].type) + 8;
+
+		st->sd_keys[t] = malloc(len);
+		if (!st->sd_keys[t])
+			return msg_set_errno(ENOMEM, "diff: out of memory");
+		snprintf(st->sd_keys[t], len, "%s_stddev",
+			 dst->sample_types[t].type);
+	}
+	for (int w = 0; w < 2; w++) {
+		const struct pprof_profile *p = st->prof[w];
+
+		for (size_t i = 0; i < p->n_samples; i++)
+			for (size_t t = 0; t < st->n_types; t++)
+				if (!st->has_var[t] &&
+				    !isnan(report_sample_stddev(
+					    &p->samples[i], st->sd_keys[t])))
+					st->has_var[t] = any = true;
+	}
+	for (size_t t = 0; t < st->n_types; t++)
+		totals[t].has_stddev = st->has_var[t];
+	if (!any) {
+		for (size_t t = 0; t < st->n_types; t++)
+			free(st->sd_keys[t]);
+		free(st->sd_keys);
+		st->sd_keys = NULL;
+	}
+	return 0;
+}
+
+/* The TYPE_stddev labels of stack k of the result into st->labels. */
+static size_t stack_labels(struct diff_state *st,
+			   const struct pprof_profile *dst, size_t k)
+{
+	size_t n = 0;
+
+	for (size_t t = 0; st->vars && t < st->n_types; t++) {
+		double sd = sqrt(st->vars[k * st->n_types + t]);
+
+		if (!st->has_var[t])
+			continue;
+		st->labels[n++] = (struct pprof_label){
+			.key = st->sd_keys[t],
+			.str = "",
+			.num = sd > 9.2e18 ? INT64_MAX : llround(sd),
+			.num_unit = dst->sample_types[t].unit,
+		};
+	}
+	return n;
 }
 
 /* Match sample types by name; warn about units and periods. */
@@ -643,8 +742,8 @@ static int emit(struct diff_state *st, const struct pprof_profile *base,
 		for (size_t j = 0; j < smp->n_locations; j++)
 			if (copy_location(c, smp->location_ids[j], &ids[j]) < 0)
 				goto out;
-		if (pprof_add_sample(dst, ids, smp->n_locations, v, NULL, 0) <
-		    0)
+		if (pprof_add_sample(dst, ids, smp->n_locations, v, st->labels,
+				     stack_labels(st, dst, k)) < 0)
 			goto out;
 	}
 	rc = 0;
@@ -703,6 +802,7 @@ int diff_profiles(const struct pprof_profile *base,
 	if (table_init(&st.frame_tab, new_p->n_locations + base->n_locations) <
 		    0 ||
 	    table_init(&st.stack_tab, new_p->n_samples + base->n_samples) < 0 ||
+	    setup_stddev(&st, out->profile, out->totals) < 0 ||
 	    map_locations(&st, new_p, 0) < 0 ||
 	    map_locations(&st, base, 1) < 0 ||
 	    add_samples(&st, new_p, 0, new_idx, out->totals) < 0 ||
@@ -742,6 +842,65 @@ int64_t diff_pprof_total(const struct diff_result *r, size_t i)
 	t = r->totals[i].base_abs ? r->totals[i].base_abs
 				  : r->totals[i].new_abs;
 	return t > INT64_MAX ? INT64_MAX : (int64_t)t;
+}
+
+double diff_sample_stddev(const struct diff_result *r, size_t i,
+			  const struct pprof_sample *s)
+{
+	char key[256];
+	double sd;
+
+	if (i >= r->n_types || !r->totals[i].has_stddev)
+		return 0;
+	snprintf(key, sizeof(key), "%s_stddev",
+		 r->profile->sample_types[i].type);
+	sd = report_sample_stddev(s, key);
+	return isnan(sd) ? 0 : sd;
+}
+
+/* z sd rounded to an integer margin, saturated. */
+static int64_t margin(double z, double sd)
+{
+	double m = z * sd;
+
+	return m > 9.2e18 ? INT64_MAX : llround(m);
+}
+
+/* v moved toward 0 by m >= 0, and 0 when |v| <= m. */
+static int64_t shrink(int64_t v, int64_t m)
+{
+	if (v > m)
+		return v - m;
+	if (v < 0 && (v == INT64_MIN || -v > m))
+		return report_add_sat(v, m);
+	return 0;
+}
+
+void diff_noise(const struct diff_result *r, size_t i, double z,
+		struct diff_noise *out)
+{
+	const struct pprof_profile *p = r->profile;
+	int64_t m;
+
+	memset(out, 0, sizeof(*out));
+	if (i >= r->n_types)
+		return;
+	for (size_t k = 0; k < p->n_samples; k++) {
+		const struct pprof_sample *s = &p->samples[k];
+		int64_t v = s->values[i];
+
+		out->growth = report_add_sat(out->growth, v);
+		m = margin(z, diff_sample_stddev(r, i, s));
+		out->stack_excess =
+			report_add_sat(out->stack_excess, shrink(v, m));
+	}
+	out->stddev = sqrt(r->totals[i].var);
+	m = margin(z, out->stddev);
+	out->within = out->growth >= -m && out->growth <= m;
+	out->total_excess = report_add_sat(out->growth, sat_neg(m));
+	out->significant = out->total_excess > out->stack_excess
+				   ? out->total_excess
+				   : out->stack_excess;
 }
 
 /* Append s to buf at *off, truncating; false once buf is full. */

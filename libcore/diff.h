@@ -26,6 +26,17 @@
  *    each stack's value is its NEW sum minus its BASE sum, per type.
  *    Stacks whose every difference is 0 are left out, so a profile
  *    diffed with itself has no samples. Values may be negative.
+ *  - Sampling noise. A sampled profile's samples carry numeric labels
+ *    "TYPE_stddev" (palloc(7)): the standard deviation of the value due
+ *    to sampling. The two profiles are independent samples, so the
+ *    variance of a stack's difference is the sum of the squared labels of
+ *    its samples in both, and that of the total difference the sum over
+ *    all stacks (unchanged ones included). When either input has such
+ *    labels for a common type, every result sample carries
+ *    "TYPE_stddev" = round(sqrt(that variance)) for it (unit: the type's),
+ *    so the result's report has error bars of the difference; a sample
+ *    without the label counts as exact (variance 0), so profiles without
+ *    any (rate 1, other tools) give sigma 0 and no labels.
  *  - The result's locations and mappings are copies of NEW's for stacks
  *    present in NEW, of BASE's for stacks only in BASE (addresses stay
  *    those of the profile they came from). Its period, period type,
@@ -43,6 +54,9 @@ struct diff_totals {
 	int64_t new_sum;   /* signed sum of NEW's values */
 	uint64_t base_abs; /* sum of |value| over BASE's samples */
 	uint64_t new_abs;  /* sum of |value| over NEW's samples */
+	double var;	   /* variance of new_sum - base_sum from the
+			    * TYPE_stddev labels of both (0 without) */
+	bool has_stddev;   /* some sample of an input has the label */
 };
 
 struct diff_result {
@@ -82,6 +96,44 @@ void diff_result_free(struct diff_result *r);
  * samples, or NEW's when BASE's is 0.
  */
 int64_t diff_pprof_total(const struct diff_result *r, size_t i);
+
+/*
+ * What sampling explains of the change of sample type i, at z standard
+ * deviations (palloc-diff's --noise-z, default DIFF_NOISE_Z):
+ *
+ *  - growth: the signed sum of the result's values (NEW - BASE, saturated);
+ *  - stddev: its sigma, sqrt(totals[i].var); within: |growth| <= z sigma;
+ *  - total_excess: growth - z sigma, the growth of the whole profile
+ *    beyond its noise;
+ *  - stack_excess: the sum over the result's stacks of each change moved
+ *    toward 0 by z sigma of that stack (its TYPE_stddev label), 0 when
+ *    inside it: the net of the changes that are each beyond their noise;
+ *  - significant: the larger of the two, the growth the gate compares.
+ *    The first catches growth spread thin over many stacks, the second a
+ *    leak in one place when the whole profile is noisy (a few hundred MB
+ *    sampled at 512 KiB have a sigma of several MB).
+ *
+ * Without stddev labels, or with z = 0, sigma is 0 and all three equal
+ * growth (the raw gate). The z sigma margins are rounded to integers.
+ */
+#define DIFF_NOISE_Z 3.0
+
+struct diff_noise {
+	int64_t growth;
+	double stddev;
+	bool within;
+	int64_t total_excess;
+	int64_t stack_excess;
+	int64_t significant;
+};
+
+/* Fill *out for sample type i of r at z (>= 0, finite). */
+void diff_noise(const struct diff_result *r, size_t i, double z,
+		struct diff_noise *out);
+
+/* Sigma of result sample s's value of type i: its label, else 0. */
+double diff_sample_stddev(const struct diff_result *r, size_t i,
+			  const struct pprof_sample *s);
 
 /*
  * A stack of the result, printed for people: its frames' names, leaf

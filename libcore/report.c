@@ -172,20 +172,27 @@ static int row_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/*
- * The variance of sample s's value from its "KEY" numeric label (KEY:
- * the sample type's name + "_stddev"), or NAN when it has none.
- */
-static double sample_var(const struct pprof_sample *s, const char *key)
+double report_sample_stddev(const struct pprof_sample *s, const char *key)
 {
 	for (size_t k = 0; k < s->n_labels; k++) {
 		const struct pprof_label *l = &s->labels[k];
 
 		if ((!l->str || !l->str[0]) && l->key &&
 		    strcmp(l->key, key) == 0)
-			return (double)l->num * (double)l->num;
+			return (double)l->num;
 	}
 	return NAN;
+}
+
+/*
+ * The variance of sample s's value from its "KEY" numeric label (KEY:
+ * the sample type's name + "_stddev"), or NAN when it has none.
+ */
+static double sample_var(const struct pprof_sample *s, const char *key)
+{
+	double sd = report_sample_stddev(s, key);
+
+	return sd * sd;
 }
 
 static int fill(struct report *r, const struct pprof_profile *p,
@@ -448,12 +455,12 @@ bool report_interval(int64_t v, double sd, bool nonnegative, int64_t *low,
 	return true;
 }
 
-/* The half-width of a 95 % interval as "+-VALUE", or "?" when unknown. */
-static void format_halfwidth(const struct report *r, double sd, bool exact,
-			     char *buf, size_t len)
+/* The half-width z sd of an interval as "+-VALUE", or "?" when unknown. */
+static void format_halfwidth(const struct report *r, double z, double sd,
+			     bool exact, char *buf, size_t len)
 {
 	char v[32];
-	double h = REPORT_Z95 * sd;
+	double h = z * sd;
 
 	if (isnan(sd)) {
 		snprintf(buf, len, "?");
@@ -464,13 +471,43 @@ static void format_halfwidth(const struct report *r, double sd, bool exact,
 	snprintf(buf, len, "+-%s", v);
 }
 
+int report_row_noise(const struct report *r, const struct report_row *row)
+{
+	double fs = r->has_stddev ? row->flat_stddev : 0;
+	double cs = r->has_stddev ? row->cum_stddev : 0;
+
+	if (isnan(fs) || isnan(cs))
+		return -1;
+	return fabs((double)row->flat) <= r->noise_z * fs &&
+	       fabs((double)row->cum) <= r->noise_z * cs;
+}
+
+/* The noise header line and column titles of report_print_top. */
+static void print_noise_head(FILE *fp, const struct report *r, bool exact)
+{
+	char v[32], h[40], ft[32], ct[32];
+
+	format_cell(r, r->sum, exact, v, sizeof(v));
+	format_halfwidth(r, r->noise_z, r->sum_stddev, exact, h, sizeof(h));
+	fprintf(fp,
+		"Sampling noise: total change %s %s (%g sigma); rows marked ~ "
+		"changed within it\n",
+		v, h, r->noise_z);
+	snprintf(ft, sizeof(ft), "flat%gsd", r->noise_z);
+	snprintf(ct, sizeof(ct), "cum%gsd", r->noise_z);
+	fprintf(fp, "%10s %5s%% %5s%% %10s %5s%% %11s %11s\n", "flat", "flat",
+		"sum", "cum", "cum", ft, ct);
+}
+
 int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
 		     bool exact)
 {
 	size_t n = max_rows && max_rows < r->n_rows ? max_rows : r->n_rows;
 	int64_t shown = 0, sum = 0;
 	char a[32], b[32], c[32], d[32], e[32], f[40], g[40];
-	bool ci = r->show_intervals && r->has_stddev;
+	bool noise = r->mark_noise && r->has_stddev;
+	bool ci = !noise && r->show_intervals && r->has_stddev;
+	double z = noise ? r->noise_z : REPORT_Z95;
 
 	for (size_t i = 0; i < n; i++)
 		shown = report_add_sat(shown, r->rows[i].flat);
@@ -482,8 +519,10 @@ int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
 		c);
 	if (n < r->n_rows)
 		fprintf(fp, "Showing top %zu nodes out of %zu\n", n, r->n_rows);
-	if (ci) {
-		format_halfwidth(r, r->sum_stddev, exact, f, sizeof(f));
+	if (noise) {
+		print_noise_head(fp, r, exact);
+	} else if (ci) {
+		format_halfwidth(r, z, r->sum_stddev, exact, f, sizeof(f));
 		fprintf(fp,
 			"95%% intervals from the sampling: value %s "
 			"(1.96 sigma) for the whole profile\n",
@@ -503,13 +542,17 @@ int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
 		format_pct(sum, r->total, c, sizeof(c));
 		format_cell(r, row->cum, exact, d, sizeof(d));
 		format_pct(row->cum, r->total, e, sizeof(e));
-		if (ci) {
-			format_halfwidth(r, row->flat_stddev, exact, f,
+		if (ci || noise) {
+			static const char *const mark[] = {"? ", "  ", "~ "};
+
+			format_halfwidth(r, z, row->flat_stddev, exact, f,
 					 sizeof(f));
-			format_halfwidth(r, row->cum_stddev, exact, g,
+			format_halfwidth(r, z, row->cum_stddev, exact, g,
 					 sizeof(g));
-			fprintf(fp, "%10s %s %s %10s %s %11s %11s  %s\n", a, b,
-				c, d, e, f, g, row->name);
+			fprintf(fp, "%10s %s %s %10s %s %11s %11s  %s%s\n", a,
+				b, c, d, e, f, g,
+				noise ? mark[report_row_noise(r, row) + 1] : "",
+				row->name);
 		} else {
 			fprintf(fp, "%10s %s %s %10s %s  %s\n", a, b, c, d, e,
 				row->name);
@@ -607,6 +650,12 @@ json_t *report_to_json(const struct report *r, size_t max_rows)
 				      u);
 			interval_json(r, x, "cum", row->cum, row->cum_stddev,
 				      u);
+		}
+		if (r->mark_noise) {
+			int w = report_row_noise(r, row);
+
+			json_set(x, "within_noise",
+				 w < 0 ? json_null() : json_boolean(w));
 		}
 		json_push(rows, x);
 	}

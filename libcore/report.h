@@ -88,6 +88,9 @@ struct report {
 	bool nonnegative;	 /* no sample value below 0 */
 	bool show_intervals;	 /* report_print_top prints the 95 %
 				  * intervals (caller sets; default off) */
+	bool mark_noise;	 /* rows within noise_z sigma are marked
+				  * (caller sets; default off) */
+	double noise_z;		 /* see "Sampling noise" below */
 };
 
 /* z of a two-sided 95 % normal interval. */
@@ -100,6 +103,22 @@ struct report {
  */
 bool report_interval(int64_t v, double sd, bool nonnegative, int64_t *low,
 		     int64_t *high);
+
+/*
+ * The standard deviation in the numeric label key ("inuse_space_stddev")
+ * of sample s, or NAN when s has no such numeric label.
+ */
+double report_sample_stddev(const struct pprof_sample *s, const char *key);
+
+/*
+ * Sampling noise. When a caller sets mark_noise (palloc-diff), a row is
+ * within noise when both its changes are inside noise_z standard
+ * deviations: |flat| <= z flat_stddev and |cum| <= z cum_stddev, i.e. what
+ * sampling explains. Returns 1 (within), 0 (outside; always so for a row
+ * of a report without error bars, where sigma is 0), -1 (a sigma is
+ * unknown, NAN).
+ */
+int report_row_noise(const struct report *r, const struct report_row *row);
 
 /*
  * Resolve a --sample-index argument against p: a sample type name
@@ -156,7 +175,12 @@ char *report_format_value(int64_t v, const char *unit, char *buf, size_t len);
  * of r->total). With r->show_intervals set and r->has_stddev, two more
  * columns before the name, "flat95" and "cum95", hold the half-width of
  * each 95 % interval, 1.96 sigma ("+-1.20MB"; "?" when unknown), and the
- * summary line says so; otherwise the output is exactly pprof's. Returns
+ * summary line says so. With r->mark_noise and r->has_stddev instead,
+ * a line "Sampling noise: ..." gives the total's change and its
+ * z sigma (r->sum_stddev), the two columns hold z sigma of flat and cum
+ * ("+-3.20MB", titled e.g. "flat3sd", "cum3sd") and a row within noise
+ * (report_row_noise) has "~ " before its name ("? " when unknown, two
+ * spaces when outside). Otherwise the output is exactly pprof's. Returns
  * 0, or -1 with msg_set_errno() on a write error.
  */
 int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
@@ -182,7 +206,9 @@ const char *report_unit_suffix(const char *unit);
  * "cum_ratio": "flat_stddev_U", "flat_ci95_low_U", "flat_ci95_high_U",
  * "cum_stddev_U", "cum_ci95_low_U", "cum_ci95_high_U" (integers, rounded;
  * null when unknown; see "Error bars" above); without error bars those
- * keys are absent, so the JSON of an unsampled profile is unchanged. The caller
+ * keys are absent, so the JSON of an unsampled profile is unchanged. With
+ * r->mark_noise, each function ends with "within_noise" (true, false, or
+ * null when unknown; see report_row_noise), error bars or not. The caller
  * owns the reference and adds "format" and "format_version" in front (or embeds
  * it). NULL with msg_set() on ENOMEM.
  */

@@ -2,6 +2,8 @@
 /* Unit tests of diff (stack matching) and report (the top table). */
 #include "common.h"
 
+#include <math.h>
+
 #include "diff.h"
 #include "msg.h"
 #include "pprof.h"
@@ -283,6 +285,153 @@ static void test_format(void)
 	}
 }
 
+/* A sample of inuse v at location id with label inuse_space_stddev sd. */
+static void noisy(struct pprof_profile *p, uint64_t id, int64_t v, int64_t sd)
+{
+	int64_t vals[4] = {1, v, 1, v};
+	struct pprof_label l = {.key = "inuse_space_stddev",
+				.str = "",
+				.num = sd,
+				.num_unit = "bytes"};
+
+	if (pprof_add_sample(p, &id, 1, vals, &l, 1) < 0)
+		exit(99);
+}
+
+/* The inuse_space_stddev label of the result's sample of function name. */
+static int64_t label_of(const struct diff_result *d, const char *name)
+{
+	const struct pprof_profile *p = d->profile;
+	char buf[64];
+
+	for (size_t i = 0; i < p->n_samples; i++)
+		if (strcmp(diff_format_stack(p, &p->samples[i], 1, buf,
+					     sizeof(buf)),
+			   name) == 0)
+			return (int64_t)report_sample_stddev(
+				&p->samples[i], "inuse_space_stddev");
+	return -1;
+}
+
+/*
+ * Sampling noise: work() changed by 200 within its noise (sigma 300 and
+ * 400: 500), steady() did not change (sigma 40 and 30, not in the result
+ * but in the total's sigma), leak() is new with 5000, sigma 100.
+ */
+static void test_noise(void)
+{
+	struct pprof_profile *b = heap_profile(524288),
+			     *n = heap_profile(524288);
+	struct diff_result d;
+	struct diff_noise z3, z0;
+	struct report *r = NULL;
+	const struct report_row *w = NULL, *l = NULL;
+	uint64_t bw = loc(b, 0x10, 1, (const char *const[]){"work"}, NULL, "");
+	uint64_t bs =
+		loc(b, 0x20, 1, (const char *const[]){"steady"}, NULL, "");
+	uint64_t nw = loc(n, 0x10, 1, (const char *const[]){"work"}, NULL, "");
+	uint64_t ns =
+		loc(n, 0x20, 1, (const char *const[]){"steady"}, NULL, "");
+	uint64_t nl = loc(n, 0x30, 1, (const char *const[]){"leak"}, NULL, "");
+	int rc;
+
+	noisy(b, bw, 1000, 300);
+	noisy(b, bs, 500, 40);
+	noisy(n, nw, 1200, 400);
+	noisy(n, ns, 500, 30);
+	noisy(n, nl, 5000, 100);
+	rc = diff_profiles(b, n, &d, NULL, NULL);
+	tap_ok(rc == 0 && d.totals[3].has_stddev &&
+		       fabs(d.totals[3].var - 262500) < 1e-6,
+	       "noise: the total's variance sums both inputs' labels, "
+	       "unchanged stacks too (%g)",
+	       rc == 0 ? d.totals[3].var : -1);
+	tap_ok(rc == 0 && d.profile->n_samples == 2 &&
+		       label_of(&d, "work") == 500 &&
+		       label_of(&d, "leak") == 100,
+	       "noise: result samples carry sqrt(sigma_base^2 + sigma_new^2)");
+	if (rc == 0) {
+		diff_noise(&d, 3, 3, &z3);
+		diff_noise(&d, 3, 0, &z0);
+		r = report_by_function(d.profile, 3);
+	}
+	tap_ok(rc == 0 && z3.growth == 5200 && llround(z3.stddev) == 512 &&
+		       !z3.within && z3.total_excess == 5200 - 1537 &&
+		       z3.stack_excess == 4700 && z3.significant == 4700,
+	       "noise: z 3: growth 5200, sigma 512, stack excess 4700 "
+	       "(work within noise, leak 5000 - 300)");
+	tap_ok(rc == 0 && z0.significant == 5200 && z0.stack_excess == 5200 &&
+		       z0.total_excess == 5200,
+	       "noise: z 0 is the raw growth");
+	if (r) {
+		r->mark_noise = true;
+		r->noise_z = 3;
+		w = report_find(r, "work");
+		l = report_find(r, "leak");
+	}
+	tap_ok(w && l && report_row_noise(r, w) == 1 &&
+		       report_row_noise(r, l) == 0,
+	       "noise: work's row is within noise, leak's is not");
+	report_free(r);
+	diff_result_free(&d);
+	pprof_free(b);
+	pprof_free(n);
+}
+
+/* Without labels: sigma 0, no labels, significant growth is the growth. */
+static void test_no_noise(void)
+{
+	struct pprof_profile *b = heap_profile(1), *n = heap_profile(1);
+	struct diff_result d;
+	struct diff_noise z;
+	uint64_t bw = loc(b, 0x10, 1, (const char *const[]){"work"}, NULL, "");
+	uint64_t nw = loc(n, 0x10, 1, (const char *const[]){"work"}, NULL, "");
+	uint64_t nl = loc(n, 0x30, 1, (const char *const[]){"gone"}, NULL, "");
+	int rc;
+
+	sample(b, &bw, 1, 1000);
+	sample(n, &nw, 1, 900);
+	sample(n, &nl, 1, 300);
+	rc = diff_profiles(b, n, &d, NULL, NULL);
+	if (rc == 0)
+		diff_noise(&d, 3, 3, &z);
+	tap_ok(rc == 0 && !d.totals[3].has_stddev && d.totals[3].var == 0 &&
+		       d.profile->samples[0].n_labels == 0 &&
+		       d.profile->samples[1].n_labels == 0 && z.growth == 200 &&
+		       z.stddev == 0 && z.significant == 200 && !z.within,
+	       "no labels: sigma 0, none written, the raw growth");
+	diff_result_free(&d);
+	pprof_free(b);
+	pprof_free(n);
+}
+
+/* A significant release offsets a leak; one within noise does not. */
+static void test_noise_release(void)
+{
+	struct pprof_profile *b = heap_profile(524288),
+			     *n = heap_profile(524288);
+	struct diff_result d;
+	struct diff_noise z;
+	uint64_t bw = loc(b, 0x10, 1, (const char *const[]){"work"}, NULL, "");
+	uint64_t nw = loc(n, 0x10, 1, (const char *const[]){"work"}, NULL, "");
+	uint64_t nl = loc(n, 0x30, 1, (const char *const[]){"leak"}, NULL, "");
+	int rc;
+
+	noisy(b, bw, 100000, 0);
+	noisy(n, nw, 90000, 1000); /* -10000, sigma 1000: beyond */
+	noisy(n, nl, 8000, 0);	   /* +8000 */
+	rc = diff_profiles(b, n, &d, NULL, NULL);
+	if (rc == 0)
+		diff_noise(&d, 3, 3, &z);
+	tap_ok(rc == 0 && z.stack_excess == -7000 + 8000 &&
+		       z.significant == 1000,
+	       "noise: a release beyond its noise nets against a leak (%lld)",
+	       rc == 0 ? (long long)z.stack_excess : -1LL);
+	diff_result_free(&d);
+	pprof_free(b);
+	pprof_free(n);
+}
+
 int main(void)
 {
 	test_inlining();
@@ -292,5 +441,8 @@ int main(void)
 	test_report();
 	test_json();
 	test_format();
+	test_noise();
+	test_no_noise();
+	test_noise_release();
 	return tap_done();
 }
