@@ -70,8 +70,9 @@ const char *unwind_mode_name(enum unwind_mode m);
  * Calling it again switches the mode (the unit test does; the agent does
  * not). The first call also makes libunwind validate memory without a
  * descriptor and closes the pipe it opened for that (unwind.c): libunwind
- * then holds no descriptor of the process. Returns 0, or -1 with msg_set() for an unknown mode or a libunwind
- * failure. Not thread-safe against concurrent unwind_backtrace() calls.
+ * then holds no descriptor of the process. Returns 0, or -1 with
+ * msg_set() for an unknown mode or a libunwind failure. Not thread-safe
+ * against concurrent unwind_backtrace() calls.
  */
 int unwind_init(enum unwind_mode mode);
 
