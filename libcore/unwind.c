@@ -3,6 +3,9 @@
 #include "common.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define UNW_LOCAL_ONLY
@@ -63,16 +66,6 @@ const char *unwind_mode_name(enum unwind_mode m)
 		return "auto";
 	}
 	return "unknown";
-}
-
-enum unwind_mode unwind_mode_get(void)
-{
-	return __atomic_load_n(&unwind_cur, __ATOMIC_RELAXED);
-}
-
-void unwind_set_mode(enum unwind_mode mode)
-{
-	__atomic_store_n(&unwind_cur, mode, __ATOMIC_RELAXED);
 }
 
 /*
@@ -267,12 +260,161 @@ __attribute__((noinline)) size_t unwind_backtrace(uintptr_t *pcs, size_t max,
 	return n;
 }
 
+/*
+ * libunwind validates memory through a pipe: in libunwind 1.6.2
+ * (src/x86_64/Ginit.c), access_mem() checks an address when the cursor
+ * asks -- every read of unw_step() with CONSERVATIVE_CHECKS (the default,
+ * Debian's build; src/x86_64/Gstep.c), frames the fast trace can only
+ * guess (UNW_X86_64_FRAME_GUESSED in src/x86_64/Gtrace.c), the
+ * frame-chain fallback -- by validate_mem() -> mincore_validate() ->
+ * write_validate(), which reads one byte from mem_validate_pipe[0] and
+ * writes the address's first byte to mem_validate_pipe[1]. open_pipe()
+ * makes that pipe when libunwind initialises, on the lowest free numbers
+ * (3 and 4 in a fresh process), and libunwind keeps the numbers: a
+ * program that closes its descriptors and opens files that get them has
+ * its input eaten and raw memory written into its output, and a read error
+ * makes open_pipe() close both numbers, whoever owns them by then. Moving
+ * the pipe high would not help: programs close all descriptors, and the
+ * numbers libunwind holds would then name the program's files again.
+ *
+ * So no validation may reach that pipe. unw_get_accessors() returns the
+ * very table libunwind calls through (dwarf_get() in
+ * include/tdep-x86_64/libunwind_i.h, is_plt_entry() in Gstep.c; the fast
+ * trace reads without access_mem unless it validates), and validate_mem()
+ * has no other caller: the agent puts its own access_mem there, which
+ * validates without any descriptor and reads through it
+ * (process_vm_readv(2) on itself: EFAULT when unreadable; where a sandbox
+ * refuses that call, rt_sigprocmask(2) with an invalid `how`, which copies
+ * the 8-byte set in first, EFAULT or EINVAL with nothing changed). It
+ * validates every read, asked or not (the request is a private bit of
+ * libunwind's as_arg), with a per-thread cache of the pages last found
+ * readable, as libunwind's own (NLGA = 4). The pipe libunwind made at
+ * initialisation, which nothing uses after that, is then closed.
+ */
+#define UNWIND_PAGE ((uintptr_t)4096)
+#define UNWIND_GOOD_PAGES 4
+
+static __thread uintptr_t unwind_good[UNWIND_GOOD_PAGES]
+	__attribute__((tls_model("initial-exec")));
+static __thread unsigned unwind_good_next
+	__attribute__((tls_model("initial-exec")));
+
+/* Copy 8 bytes from addr, or return false when it is not readable. */
+static bool unwind_read_checked(uintptr_t addr, unw_word_t *val)
+{
+	struct iovec local = {val, sizeof(*val)};
+	struct iovec remote = {(void *)addr, sizeof(*val)};
+	int saved = errno;
+	long r;
+
+	r = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, &remote,
+		    1L, 0L);
+	if (r == (long)sizeof(*val)) {
+		errno = saved;
+		return true;
+	}
+	if (r < 0 && errno != EFAULT && errno != ESRCH) {
+		/* refused (seccomp, old kernel): the sigprocmask probe */
+		r = syscall(SYS_rt_sigprocmask, -1L, (void *)addr, NULL,
+			    (long)sizeof(*val));
+		if (!(r < 0 && errno == EFAULT)) {
+			memcpy(val, (const void *)addr, sizeof(*val));
+			errno = saved;
+			return true;
+		}
+	}
+	errno = saved;
+	return false;
+}
+
+static int unwind_access_mem(unw_addr_space_t as PALLOC_UNUSED, unw_word_t addr,
+			     unw_word_t *val, int write,
+			     void *arg PALLOC_UNUSED)
+{
+	uintptr_t lo = (uintptr_t)addr & ~(UNWIND_PAGE - 1);
+	uintptr_t hi =
+		((uintptr_t)addr + sizeof(*val) - 1) & ~(UNWIND_PAGE - 1);
+	bool lo_ok = false, hi_ok = false;
+
+	if (write) {
+		/* only unw_set_reg/unw_resume write; the agent calls neither */
+		memcpy((void *)addr, val, sizeof(*val));
+		return 0;
+	}
+	if (lo == 0)
+		return -UNW_EINVAL;
+	for (unsigned i = 0; i < UNWIND_GOOD_PAGES; i++) {
+		lo_ok |= unwind_good[i] == lo;
+		hi_ok |= unwind_good[i] == hi;
+	}
+	if (lo_ok && hi_ok) {
+		memcpy(val, (const void *)addr, sizeof(*val));
+		return 0;
+	}
+	if (!unwind_read_checked(addr, val))
+		return -UNW_EINVAL;
+	unwind_good[unwind_good_next++ % UNWIND_GOOD_PAGES] = lo;
+	if (hi != lo)
+		unwind_good[unwind_good_next++ % UNWIND_GOOD_PAGES] = hi;
+	return 0;
+}
+
+/* Whether r and w are the two ends of one pipe as libunwind's open_pipe()
+ * makes it: pipe2(O_CLOEXEC | O_NONBLOCK). */
+static bool unwind_is_validate_pipe(int r, int w)
+{
+	struct stat sr, sw;
+	int fr = fcntl(r, F_GETFL), fw = fcntl(w, F_GETFL);
+
+	return fstat(r, &sr) == 0 && fstat(w, &sw) == 0 &&
+	       S_ISFIFO(sr.st_mode) && sr.st_dev == sw.st_dev &&
+	       sr.st_ino == sw.st_ino && fr >= 0 && fw >= 0 &&
+	       (fr & O_ACCMODE) == O_RDONLY && (fw & O_ACCMODE) == O_WRONLY &&
+	       (fr & O_NONBLOCK) && (fw & O_NONBLOCK) &&
+	       (fcntl(r, F_GETFD) & FD_CLOEXEC) &&
+	       (fcntl(w, F_GETFD) & FD_CLOEXEC);
+}
+
+/*
+ * Initialise libunwind (unw_get_accessors() runs its tdep_init()), put the
+ * agent's access_mem in place and close the validation pipe it opened. Its
+ * numbers are the two lowest free ones, found first with a pipe of our
+ * own: if another thread took them meanwhile, or libunwind was initialised
+ * before (it then made no pipe now), the check fails and nothing is
+ * closed. Once per process.
+ */
+static void unwind_setup_libunwind(void)
+{
+	static bool done;
+	unw_accessors_t *acc;
+	int p[2];
+	bool probed;
+
+	if (done)
+		return;
+	done = true;
+	probed = pipe2(p, O_CLOEXEC) == 0;
+	if (probed) {
+		close(p[0]);
+		close(p[1]);
+	}
+	acc = unw_get_accessors(unw_local_addr_space);
+	if (acc)
+		__atomic_store_n(&acc->access_mem, unwind_access_mem,
+				 __ATOMIC_RELEASE);
+	if (probed && unwind_is_validate_pipe(p[0], p[1])) {
+		close(p[0]);
+		close(p[1]);
+	}
+}
+
 int unwind_init(enum unwind_mode mode)
 {
 	uintptr_t pcs[8];
 
 	if (mode != UNWIND_FP && mode != UNWIND_DWARF && mode != UNWIND_AUTO)
 		return msg_set("unknown unwinder mode %d", (int)mode);
+	unwind_setup_libunwind();
 	/*
 	 * Per-thread caches: no lock shared between threads on the unwind
 	 * path (the global cache takes one, with signals masked, per step).

@@ -68,22 +68,13 @@ const char *unwind_mode_name(enum unwind_mode m);
  * once before the malloc hooks go live; it may allocate (libunwind,
  * pthread_getattr_np) and must run under the agent's reentrancy guard.
  * Calling it again switches the mode (the unit test does; the agent does
- * not). Returns 0, or -1 with msg_set() for an unknown mode or a libunwind
- * failure. Not thread-safe against concurrent unwind_backtrace() calls.
+ * not). The first call also makes libunwind validate memory without a
+ * descriptor and closes the pipe it opened for that (unwind.c): libunwind
+ * then holds no descriptor of the process. Returns 0, or -1 with
+ * msg_set() for an unknown mode or a libunwind failure. Not thread-safe
+ * against concurrent unwind_backtrace() calls.
  */
 int unwind_init(enum unwind_mode mode);
-
-/* The mode set by the last successful unwind_init(); UNWIND_AUTO before. */
-enum unwind_mode unwind_mode_get(void);
-
-/*
- * Switch the mode of later unwind_backtrace() calls, with no warm-up and
- * no call into the dynamic loader (the agent's fork child uses UNWIND_FP
- * until the loader is known to be free: libunwind finds unwind tables
- * through dl_iterate_phdr). One atomic store: safe beside concurrent
- * unwind_backtrace() calls, which use either the old or the new mode.
- */
-void unwind_set_mode(enum unwind_mode mode);
 
 /*
  * Store in pcs[0..] the return addresses of the calling stack, leaf first:

@@ -16,6 +16,7 @@
 #include <math.h>
 #include <signal.h>
 #include <sys/auxv.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -262,9 +263,6 @@ static void read_cmdline(void)
 }
 
 /* ---- profiles ---- */
-
-static void foreach_mapping(int (*fn)(const struct phdr_segment *, void *),
-			    void *arg);
 
 struct seg {
 	uintptr_t start, limit;
@@ -632,7 +630,8 @@ static struct pprof_profile *build_profile(bool exiting, const char *dflt)
 		    0 ||
 	    pprof_set_default_sample_type(p, dflt) < 0)
 		goto fail;
-	foreach_mapping(add_mapping, &m);
+	/* in a fork child whose loader may be locked: from the copy */
+	phdr_foreach(add_mapping, &m);
 	if (m.err)
 		goto fail;
 	sort_segs(m.segs, m.n);
@@ -894,85 +893,19 @@ static void start_peak_thread(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* ---- mappings for fork children ---- */
+/* ---- the loader in fork children ---- */
 
 /*
- * glibc 2.36 does not reset the loader's dl_load_write_lock in a fork
- * child: if another thread held it at the fork (inside dlopen, dlclose or
- * dl_iterate_phdr), every dl_iterate_phdr in the child blocks forever
- * (t/3017 with PALLOC_STRESS_FOLLOW=1). So the parent copies the mappings
- * in its prepare handler, and a fork child uses that copy and frame-pointer
- * unwinding (libunwind finds unwind tables through dl_iterate_phdr) until
- * a probe thread has seen dl_iterate_phdr return. The copy is written
- * under the dump lock, so concurrent forks do not race on it.
+ * A fork child may inherit the loader's dl_load_write_lock held by another
+ * thread of its parent (modtab.c). The parent copies the list of loaded
+ * objects in its prepare handler; a child forked while other threads ran
+ * answers libunwind's and its own dl_iterate_phdr calls from that copy,
+ * so it unwinds and lists its mappings exactly as the parent would, until
+ * a probe thread has seen the real dl_iterate_phdr return (then objects
+ * the child loads itself are seen too). A child of a process that never
+ * had a second thread cannot have inherited the lock held.
  */
-static struct phdr_segment *fork_segs;
-static size_t fork_nsegs, fork_cap;
-static bool loader_unsafe;
-static enum unwind_mode loader_safe_mode;
-
-static char *arena_strdup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *d = arena_alloc(&agent_arena, n);
-
-	if (d)
-		memcpy(d, s, n);
-	return d;
-}
-
-static void snapshot_free(void)
-{
-	for (size_t i = 0; i < fork_nsegs; i++) {
-		arena_free(&agent_arena, (void *)fork_segs[i].path);
-		arena_free(&agent_arena, (void *)fork_segs[i].build_id);
-	}
-	arena_free(&agent_arena, fork_segs);
-	fork_segs = NULL;
-	fork_nsegs = fork_cap = 0;
-}
-
-static int snapshot_seg(const struct phdr_segment *s, void *arg PALLOC_UNUSED)
-{
-	struct phdr_segment c = *s;
-
-	if (fork_nsegs == fork_cap) {
-		size_t cap = fork_cap ? fork_cap * 2 : 64;
-		struct phdr_segment *n =
-			arena_alloc(&agent_arena, cap * sizeof(*n));
-
-		if (!n)
-			return 1;
-		if (fork_segs)
-			memcpy(n, fork_segs, fork_nsegs * sizeof(*n));
-		arena_free(&agent_arena, fork_segs);
-		fork_segs = n;
-		fork_cap = cap;
-	}
-	c.path = arena_strdup(s->path);
-	c.build_id = arena_strdup(s->build_id);
-	if (!c.path || !c.build_id) {
-		arena_free(&agent_arena, (void *)c.path);
-		arena_free(&agent_arena, (void *)c.build_id);
-		return 1;
-	}
-	fork_segs[fork_nsegs++] = c;
-	return 0;
-}
-
-/* The mappings for build_profile(): the live list, or in a fork child
- * whose loader may be locked, the parent's copy. */
-static void foreach_mapping(int (*fn)(const struct phdr_segment *, void *),
-			    void *arg)
-{
-	if (!__atomic_load_n(&loader_unsafe, __ATOMIC_ACQUIRE)) {
-		phdr_foreach(fn, arg);
-		return;
-	}
-	for (size_t i = 0; i < fork_nsegs; i++)
-		if (fn(&fork_segs[i], arg))
-			return;
-}
+static bool fork_single_threaded;
 
 static int probe_visit(struct dl_phdr_info *info PALLOC_UNUSED,
 		       size_t size PALLOC_UNUSED, void *arg PALLOC_UNUSED)
@@ -981,29 +914,27 @@ static int probe_visit(struct dl_phdr_info *info PALLOC_UNUSED,
 }
 
 /* Blocks for good if the child inherited the loader lock held; exit
- * ends it then. Otherwise returns at once and restores the unwinder. */
+ * ends it then. Otherwise returns at once and ends the copy's use. */
 static void *loader_probe_main(void *arg PALLOC_UNUSED)
 {
 	agent_tls.agent_thread = true;
 	agent_guard_enter();
-	dl_iterate_phdr(probe_visit, NULL);
-	unwind_set_mode(loader_safe_mode);
-	__atomic_store_n(&loader_unsafe, false, __ATOMIC_RELEASE);
+	modtab_real_iterate(probe_visit, NULL);
+	modtab_child_end();
 	agent_guard_leave();
 	return NULL;
 }
 
-/* In a fork child: fall back to the copy and fp until the probe says the
- * loader is free. Without the probe thread the fallback stays. */
+/* In a fork child: use the copy until the probe says the loader is free.
+ * Without the probe thread the copy stays in use. */
 static void loader_guard_child(void)
 {
 	pthread_t th;
 	pthread_attr_t attr;
 	sigset_t all, old;
 
-	loader_safe_mode = unwind_mode_get();
-	unwind_set_mode(UNWIND_FP);
-	__atomic_store_n(&loader_unsafe, true, __ATOMIC_RELEASE);
+	if (fork_single_threaded || !modtab_child_begin())
+		return;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
@@ -1025,13 +956,10 @@ static void fork_prepare(void)
 {
 	agent_guard_enter();
 	agent_lock(&agent_dump_lock);
-	/* A child still unsure of the loader keeps the copy it inherited:
-	 * phdr_foreach could block in its own fork. */
+	fork_single_threaded = __libc_single_threaded;
 	if (agent_mode == AGENT_ON && agent_cfg.follow_children &&
-	    !__atomic_load_n(&loader_unsafe, __ATOMIC_ACQUIRE)) {
-		snapshot_free();
-		phdr_foreach(snapshot_seg, NULL);
-	}
+	    !fork_single_threaded)
+		modtab_snapshot();
 	agent_lock(&agent_tab_lock);
 	pthread_mutex_lock(&agent_reg_lock);
 	arena_lock(&agent_arena);
@@ -1208,6 +1136,7 @@ __attribute__((constructor(101))) static void agent_init(void)
 	if (!agent_cfg.follow_children)
 		scrub_environment();
 	read_cmdline();
+	modtab_init();
 	if (agent_cfg.rate && unwind_init(agent_cfg.unwind) < 0) {
 		fmt_warn("unwinder '%s' failed (%s); using fp",
 			 unwind_mode_name(agent_cfg.unwind), msg_last());

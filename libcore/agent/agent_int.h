@@ -118,6 +118,23 @@ extern double agent_dropped_bytes;
 extern int64_t agent_exact_inuse;
 extern int64_t agent_exact_peak;
 
+/* modtab.c: the loaded objects copied at fork (see there) */
+
+struct dl_phdr_info;
+/* Find the C library's dl_iterate_phdr and the callers the copy answers
+ * (libunwind, the agent); at init. */
+void modtab_init(void);
+/* In the fork prepare handler: copy the loaded objects (kept as they are
+ * when unchanged, and in a child still using its inherited copy). */
+void modtab_snapshot(void);
+/* In a fork child: answer from the copy (false when there is none). */
+bool modtab_child_begin(void);
+/* The loader is free: forward every call again. */
+void modtab_child_end(void);
+/* The C library's dl_iterate_phdr, never the copy. */
+int modtab_real_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *),
+			void *data);
+
 /* hooks.c */
 
 /* Resolve the real allocator functions (idempotent; _exit(127) with a

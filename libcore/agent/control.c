@@ -4,6 +4,7 @@
 #include "common.h"
 #include "agent/agent.h"
 #include "agent/allocstats.h"
+#include "agent/fdhigh.h"
 #include "agent/unseen.h"
 #include "ctlsock.h"
 #include "http.h"
@@ -672,11 +673,19 @@ static void *control_thread(void *arg)
 	while (__atomic_load_n(&ctl.running, __ATOMIC_ACQUIRE)) {
 		int fd;
 
+		struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+
 		if (!still_ours(lfd))
 			break;
-		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		/* A blocked accept holds the lowest free number reserved
+		 * (the program's dup2 onto it fails with EBUSY): wait here,
+		 * accept only a pending connection, and move it high. */
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+			break;
+		fd = agent_fd_high(accept4(lfd, NULL, NULL, SOCK_CLOEXEC));
 		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
+			if (errno == EINTR || errno == ECONNABORTED ||
+			    errno == EAGAIN)
 				continue;
 			if (errno == EMFILE || errno == ENFILE ||
 			    errno == ENOBUFS || errno == ENOMEM) {
@@ -721,11 +730,15 @@ int control_start(void)
 	pthread_t th;
 	int fd, rc;
 
+	if (!agent_fd_room())
+		return -1; /* no descriptor of ours under a tight limit */
 	if (ctlsock_dir(dir, sizeof(dir)) < 0 || ctlsock_prepare_dir(dir) < 0 ||
 	    ctlsock_path(dir, getpid(), ctl.path, sizeof(ctl.path)) < 0)
 		goto fail;
 	ctlsock_clean_stale(dir);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* nonblocking: accept never waits (control_thread) */
+	fd = agent_fd_high(
+		socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
 	if (fd < 0) {
 		msg_set_errno(errno, "socket");
 		goto fail;

@@ -1,0 +1,36 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The agent's descriptors must not count against the program (issue 11
+# item 2): under RLIMIT_NOFILE 4..63 a program that opens files until
+# EMFILE gets as many, and exits with the same status, as without the
+# agent (it held libunwind's pipe and its control socket: 0 instead of 2
+# at a limit of 5). From 64 on the agent keeps one descriptor, its control
+# socket, close-on-exec and just below min(limit, 1024).
+. "$top_srcdir/t/lib.sh"
+. "$top_srcdir/t/lib-agent.sh"
+need_agent
+need fdreuse
+
+limits="4 5 6 8 16 63"
+plan 13
+
+# no descriptor inherited from the harness (dash closes up to 9)
+closed='exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-'
+for l in $limits; do
+	sh -c "$closed; ulimit -n $l && exec fdreuse count" >want.$l 2>/dev/null
+	want=$?
+	sh -c "$closed; ulimit -n $l && exec env LD_PRELOAD='$PALLOC_AGENT' \
+		PALLOC_SAMPLE_RATE=1 PALLOC_OUTPUT=prof.$l.pb.gz fdreuse count" \
+		>got.$l 2>err.$l
+	got=$?
+	check "limit $l: same exit status ($want) under the agent" \
+		test $got -eq $want
+	check "limit $l: same output ($(cat want.$l))" cmp -s want.$l got.$l
+done
+# At 64 the control socket is kept, high.
+sh -c "$closed; ulimit -n 64 && exec env LD_PRELOAD='$PALLOC_AGENT' \
+	PALLOC_OUTPUT=/dev/null sh -c 'ls -l /proc/\$\$/fd'" >fds.txt 2>&1
+sock=$(sed -n 's/.* \([0-9]*\) -> socket:.*/\1/p' fds.txt)
+check "limit 64: the control socket is at 32..63 (${sock:-none})" \
+	test "${sock:-0}" -ge 32 -a "${sock:-0}" -lt 64
+done_testing
