@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Mappings no loaded ELF object gives: unloaded objects and JIT code. */
 #include "agent_int.h"
+#include "agent/lines.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -322,37 +323,17 @@ static void maps_line(struct agent_extra *x, const char *p, const char *end)
 	x->regions[x->n_regions++] = r;
 }
 
+static void maps_visit(const char *line, size_t len, void *arg)
+{
+	maps_line(arg, line, line + len);
+}
+
 /* Read the executable regions of /proc/self/maps (sorted by address, as
  * the kernel lists them) into x->regions. */
 static void read_maps(struct agent_extra *x)
 {
-	char buf[8192];
-	size_t have = 0;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-
 	x->maps_read = true;
-	if (fd < 0)
-		return;
-	for (;;) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - have);
-		size_t start = 0;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		for (size_t i = 0; i < have; i++)
-			if (buf[i] == '\n') {
-				maps_line(x, buf + start, buf + i);
-				start = i + 1;
-			}
-		if (start == 0 && have == sizeof(buf))
-			start = have; /* a line longer than buf: drop it */
-		memmove(buf, buf + start, have - start);
-		have -= start;
-	}
-	close(fd);
+	agent_lines("/proc/self/maps", maps_visit, x);
 }
 
 int agent_extra_begin(struct agent_extra *x, struct pprof_profile *p)

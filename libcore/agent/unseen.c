@@ -2,6 +2,7 @@
 /* Anonymous memory that did not come through malloc, and its likely owner. */
 #include "agent_int.h"
 #include "agent/allocstats.h"
+#include "agent/lines.h"
 #include "agent/unseen.h"
 #include "fmt.h"
 
@@ -148,40 +149,21 @@ static unsigned map_line(const char *line, size_t n)
 	return 0;
 }
 
-/* The MAPPED_* bits of every file in /proc/self/maps, read a page at a
- * time into a stack buffer (a JVM maps thousands of regions). */
+static void map_visit(const char *line, size_t len, void *arg)
+{
+	unsigned *found = arg;
+
+	*found |= map_line(line, len);
+}
+
+/* The MAPPED_* bits of every file in /proc/self/maps (a JVM maps
+ * thousands of regions: read through agent_lines' stack buffer). */
 static unsigned scan_maps(void)
 {
-	char buf[4096];
-	size_t have = 0;
 	unsigned found = 0;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
-		return 0;
-	for (;;) {
-		ssize_t r = read(fd, buf + have, sizeof(buf) - have);
-		size_t start = 0;
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		have += (size_t)r;
-		for (size_t i = 0; i < have; i++) {
-			if (buf[i] != '\n')
-				continue;
-			found |= map_line(buf + start, i - start);
-			start = i + 1;
-		}
-		/* A line longer than the buffer: its end is enough. */
-		if (start == 0 && have == sizeof(buf))
-			start = have / 2;
-		memmove(buf, buf + start, have - start);
-		have -= start;
-	}
-	close(fd);
-	return found | map_line(buf, have);
+	agent_lines("/proc/self/maps", map_visit, &found);
+	return found;
 }
 
 /* The likely owner of anonymous memory malloc did not give out. */
