@@ -177,7 +177,7 @@ static bool object_has_exec(const struct procfs_smaps *s, size_t i)
  * A + HEAP_MAX (the mapping alone, or its PROT_NONE tail after it).
  */
 static bool glibc_heap_part(const struct procfs_smaps *s, size_t i,
-			    uint64_t *from)
+			    uint64_t *from, bool *full)
 {
 	const struct procfs_mapping *m = &s->maps[i], *next;
 	uint64_t a = (m->start + GLIBC_HEAP_MAX - 1) & ~(GLIBC_HEAP_MAX - 1);
@@ -185,7 +185,8 @@ static bool glibc_heap_part(const struct procfs_smaps *s, size_t i,
 	if (a >= m->end)
 		return false;
 	*from = a;
-	if (m->end - a == GLIBC_HEAP_MAX)
+	*full = m->end - a == GLIBC_HEAP_MAX;
+	if (*full)
 		return true;
 	if (i + 1 >= s->n)
 		return false;
@@ -212,12 +213,28 @@ static void add_stack(struct walk *w, const struct procfs_mapping *m,
 /* Sort every mapping of S into W's buckets. */
 static void walk_maps(const struct procfs_smaps *s, const char *root, pid_t pid,
 		      bool glibc, bool mimalloc, const struct task_sp *sps,
-		      size_t nsps, struct walk *w)
+		      size_t nsps, uint64_t arena_system, struct walk *w)
 {
+	uint64_t from, budget = arena_system;
+	bool full;
+
+	/*
+	 * A heap grown to its whole 64 MiB has no PROT_NONE tail and looks
+	 * like any aligned 64 MiB mmap: take such ones only while glibc's
+	 * non-main arenas (malloc_info's system bytes) have room for them
+	 * after the heaps that do have a tail.
+	 */
+	for (size_t i = 0; glibc && i < s->n; i++)
+		if (s->maps[i].kind == PROCFS_KIND_ANON &&
+		    strcmp(s->maps[i].perms, "rw-p") == 0 &&
+		    glibc_heap_part(s, i, &from, &full) && !full)
+			budget -= budget < s->maps[i].end - from
+					  ? budget
+					  : s->maps[i].end - from;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct procfs_mapping *m = &s->maps[i];
 		const struct procfs_mapping *prev = i ? &s->maps[i - 1] : NULL;
-		uint64_t rss = m->usage.v[PROCFS_RSS], from;
+		uint64_t rss = m->usage.v[PROCFS_RSS];
 		const struct task_sp *t = NULL;
 
 		w->smaps_rss += rss;
@@ -267,7 +284,10 @@ static void walk_maps(const struct procfs_smaps *s, const char *root, pid_t pid,
 			w->arena += rss;
 			w->arena_heaps++;
 		} else if (glibc && strcmp(m->perms, "rw-p") == 0 &&
-			   glibc_heap_part(s, i, &from)) {
+			   glibc_heap_part(s, i, &from, &full) &&
+			   (!full || budget >= GLIBC_HEAP_MAX)) {
+			if (full)
+				budget -= GLIBC_HEAP_MAX;
 			int64_t r = rss;
 
 			if (from > m->start) {
@@ -421,6 +441,40 @@ static json_t *arenas_of(const json_t *mallinfo, bool glibc)
 	return out;
 }
 
+/* glibc's non-main arenas' system bytes (malloc_info), for walk_maps. */
+static uint64_t arena_system(const json_t *mallinfo)
+{
+	const json_t *arenas = json_object_get(
+		json_object_get(mallinfo, "specific"), "arenas");
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < json_array_size(arenas); i++) {
+		const json_t *x = json_array_get(arenas, i);
+		int64_t v = allocinfo_int(x, "system_current_bytes");
+
+		if (allocinfo_int(x, "index") > 0 && v > 0)
+			sum += (uint64_t)v;
+	}
+	return sum;
+}
+
+/* jemalloc's dirty and muzzy pages over its arenas, bytes. */
+static int64_t arenas_pages(const json_t *mallinfo)
+{
+	const json_t *arenas = json_object_get(
+		json_object_get(mallinfo, "specific"), "arenas");
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < json_array_size(arenas); i++) {
+		const json_t *x = json_array_get(arenas, i);
+		int64_t d = allocinfo_int(x, "dirty_bytes");
+		int64_t m = allocinfo_int(x, "muzzy_bytes");
+
+		sum += (d > 0 ? d : 0) + (m > 0 ? m : 0);
+	}
+	return sum;
+}
+
 struct agent_view {
 	json_t *stats, *mallinfo;
 	const char *allocator;
@@ -491,7 +545,7 @@ struct alloc_parts {
 	bool have_alloc, have_free, have_meta, have_footprint;
 	int64_t allocated, free, meta, footprint_outside;
 	int64_t reported_free, not_resident;
-	const char *free_basis;
+	const char *free_basis, *meta_basis;
 };
 
 static void allocator_parts(const struct agent_view *a, const struct walk *w,
@@ -572,7 +626,27 @@ static void allocator_parts(const struct agent_view *a, const struct walk *w,
 
 		if (fp > anon)
 			fp = anon; /* it cannot hold more than all of it */
-		if (fp >= 0 && (allocated >= 0 || a->have_req)) {
+		if (fp >= 0 && allocated >= 0 && rfree >= 0 &&
+		    get_int(cmp, "active_bytes", NULL) >= 0) {
+			/*
+			 * jemalloc: free pages as it counts them (inside
+			 * active pages, dirty and muzzy ones); its metadata
+			 * counts base pages never touched, so only what the
+			 * resident footprint leaves for it is resident.
+			 */
+			int64_t f = rfree + arenas_pages(a->mallinfo);
+			int64_t mr = fp - allocated - f;
+
+			ap->have_free = true;
+			ap->free = f;
+			ap->free_basis = "allocator";
+			ap->have_meta = meta >= 0;
+			ap->meta = mr < 0 ? 0 : mr > meta ? meta : mr;
+			ap->meta_basis = "reconciled";
+			ap->have_footprint = true;
+			ap->footprint_outside = allocated + f + ap->meta;
+			ap->not_resident = -1;
+		} else if (fp >= 0 && (allocated >= 0 || a->have_req)) {
 			int64_t f = fp - base - (meta > 0 ? meta : 0);
 
 			ap->have_free = true;
@@ -654,7 +728,7 @@ json_t *explain_process(pid_t pid, const struct explain_opts *o)
 	agent = a.stats != NULL;
 	sps = read_task_sps(root, pid, &nsps);
 	walk_maps(&s, root, pid, agent && a.glibc, agent && a.mimalloc, sps,
-		  nsps, &w);
+		  nsps, agent ? arena_system(a.mallinfo) : 0, &w);
 	free(sps);
 	if (agent)
 		allocator_parts(&a, &w, &ap, detail, notes);
@@ -699,7 +773,8 @@ json_t *explain_process(pid_t pid, const struct explain_opts *o)
 	     "resident memory the allocator holds free: "
 	     "fragmentation, cached and dirty pages");
 	part(&p, "allocator", "allocator_metadata", ap.have_meta, ap.meta,
-	     "allocator", "the allocator's own bookkeeping");
+	     ap.meta_basis ? ap.meta_basis : "allocator",
+	     "the allocator's own bookkeeping");
 	outside = (int64_t)w.outside + (a.glibc ? 0 : (int64_t)w.brk);
 	if (ap.have_footprint) {
 		int64_t d = outside - ap.footprint_outside;

@@ -24,7 +24,8 @@
  *   arenas    8 threads each keeping 16 MiB of 4000-byte blocks (glibc
  *             gives each its own arena)
  *   bigblocks 8 blocks of 16 MiB (mmap'd by glibc), written through
- *   mmap      64 MiB of anonymous mmap written outside malloc
+ *   mmap      64 MiB of anonymous mmap written outside malloc, aligned
+ *             to 64 MiB like a glibc arena heap
  *   stacks    16 threads each writing 1 MiB of its own stack
  *   file      a 100 MiB file (PATH, default explain-file.dat) mapped and
  *             read through
@@ -120,13 +121,23 @@ static void bigblocks(void)
 	printf("truth heap_inuse %zu\n", (size_t)8 * 16 * MIB);
 }
 
+/* 64 MiB at a 64 MiB-aligned address: the shape of a full glibc arena heap,
+ * which palloc-explain must not take for one. */
 static void anon_mmap(void)
 {
-	char *p = mmap(NULL, 64 * MIB, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t len = 64 * MIB;
+	char *m = mmap(NULL, 2 * len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+	     *p;
+	size_t head;
 
-	if (p == MAP_FAILED)
+	if (m == MAP_FAILED)
 		die("mmap");
+	p = (char *)(((unsigned long)m + len - 1) & ~(unsigned long)(len - 1));
+	head = (size_t)(p - m);
+	if (head)
+		munmap(m, head);
+	munmap(p + len, len - head);
 	memset(p, 4, 64 * MIB);
 	printf("truth direct_mmap %zu\n", (size_t)64 * MIB);
 }
