@@ -1,0 +1,1213 @@
+/* SPDX-License-Identifier: MIT */
+/* palloc-explain's arithmetic: Rss or cgroup usage as a sum of named parts. */
+#include "common.h"
+#include "explain.h"
+#include "allocinfo.h"
+#include "cgroup.h"
+#include "cli.h"
+#include "json.h"
+#include "msg.h"
+#include "pprof.h"
+#include "procfs.h"
+#include "prom.h"
+#include "report.h"
+#include "symbols.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <unistd.h>
+
+/*
+ * glibc's HEAP_MAX_SIZE on 64-bit (malloc/arena.c: 2 *
+ * DEFAULT_MMAP_THRESHOLD_MAX = 2 * 4 MiB * sizeof(long)): every arena but
+ * the main one lives in heaps of this size, aligned to it, whose unused
+ * tail is PROT_NONE.
+ */
+#define GLIBC_HEAP_MAX ((uint64_t)64 << 20)
+
+/*
+ * mimalloc asks the kernel for its segments at hinted, aligned addresses
+ * from 2 TiB up, wrapping before 32 TiB (src/os.c: MI_HINT_BASE,
+ * MI_HINT_MAX), far below where Linux puts other mmaps (near 128 TiB)
+ * and the program's brk. Allocations above 1 GiB get no hint.
+ */
+#define MIMALLOC_HINT_BASE ((uint64_t)2 << 40)
+#define MIMALLOC_HINT_END ((uint64_t)32 << 40)
+
+/* What the per-mapping walk over smaps found, resident bytes. */
+struct walk {
+	uint64_t smaps_rss;
+	uint64_t special, shmem, text, data, mapped, main_stack, stacks, exec;
+	uint64_t brk;	  /* [heap] */
+	uint64_t arena;	  /* glibc arena heaps found by their shape */
+	uint64_t outside; /* other private anonymous memory */
+	size_t arena_heaps;
+	json_t *stack_list;
+};
+
+struct task_sp {
+	pid_t tid;
+	uint64_t sp;
+	char comm[32];
+};
+
+/* ---- reading ---- */
+
+/* The stack pointers of PID's threads from /proc/PID/task/TID/syscall
+ * (the next-to-last field; readable by the process's owner when ptrace
+ * would be allowed). Threads whose file cannot be read are left out. */
+static struct task_sp *read_task_sps(const char *root, pid_t pid, size_t *n)
+{
+	char path[PATH_MAX];
+	struct task_sp *v = NULL;
+	size_t cap = 0;
+	struct dirent *e;
+	DIR *d;
+
+	*n = 0;
+	snprintf(path, sizeof(path), "%s/proc/%d/task", root, (int)pid);
+	d = opendir(path);
+	if (!d)
+		return NULL;
+	while ((e = readdir(d)) != NULL) {
+		char *buf = NULL, *last, *prev;
+		size_t len;
+		long tid = strtol(e->d_name, &last, 10);
+
+		if (*last || tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/proc/%d/task/%ld/syscall",
+			 root, (int)pid, tid);
+		if (procfs_read_file(path, &buf, &len) < 0)
+			continue;
+		while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+			buf[--len] = '\0';
+		last = strrchr(buf, ' ');
+		if (last) {
+			*last = '\0';
+			prev = strrchr(buf, ' ');
+			if (prev && *n == cap) {
+				struct task_sp *nv;
+
+				cap = cap ? cap * 2 : 16;
+				nv = realloc(v, cap * sizeof(*v));
+				if (!nv) {
+					free(buf);
+					break;
+				}
+				v = nv;
+			}
+			if (prev) {
+				struct task_sp *t = &v[(*n)++];
+
+				t->tid = (pid_t)tid;
+				t->sp = strtoull(prev + 1, NULL, 0);
+				procfs_read_comm(root, (pid_t)tid, t->comm,
+						 sizeof(t->comm));
+			}
+		}
+		free(buf);
+	}
+	closedir(d);
+	return v;
+}
+
+/*
+ * Resident bytes of [start, end) of PID from /proc/PID/pagemap (bit 63:
+ * page present; Documentation/admin-guide/mm/pagemap.rst), or -1 when it
+ * cannot be read.
+ */
+static int64_t pagemap_resident(const char *root, pid_t pid, uint64_t start,
+				uint64_t end)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t buf[512], vpn, last, present = 0;
+	char path[PATH_MAX];
+	int fd;
+
+	if (page <= 0 || root[0])
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	last = end / (uint64_t)page;
+	for (vpn = start / (uint64_t)page; vpn < last;) {
+		size_t want = last - vpn < 512 ? (size_t)(last - vpn) : 512;
+		ssize_t got = pread(fd, buf, want * 8, (off_t)(vpn * 8));
+
+		if (got <= 0) {
+			close(fd);
+			return -1;
+		}
+		for (size_t i = 0; i < (size_t)got / 8; i++)
+			present += buf[i] >> 63;
+		vpn += (uint64_t)got / 8;
+	}
+	close(fd);
+	return (int64_t)(present * (uint64_t)page);
+}
+
+/* Whether the run of mappings with M's path (an ELF object's segments are
+ * adjacent) has an executable one. */
+static bool object_has_exec(const struct procfs_smaps *s, size_t i)
+{
+	const char *path = s->maps[i].path;
+	size_t j;
+
+	if (!path)
+		return false;
+	for (j = i;
+	     j < s->n && s->maps[j].path && strcmp(s->maps[j].path, path) == 0;
+	     j++)
+		if (s->maps[j].perms[2] == 'x')
+			return true;
+	for (j = i;
+	     j-- > 0 && s->maps[j].path && strcmp(s->maps[j].path, path) == 0;)
+		if (s->maps[j].perms[2] == 'x')
+			return true;
+	return false;
+}
+
+/*
+ * The part of anonymous rw mapping I that is a glibc arena heap: from the
+ * first HEAP_MAX-aligned address A in it, when the heap's extent ends at
+ * A + HEAP_MAX (the mapping alone, or its PROT_NONE tail after it).
+ */
+static bool glibc_heap_part(const struct procfs_smaps *s, size_t i,
+			    uint64_t *from, bool *full)
+{
+	const struct procfs_mapping *m = &s->maps[i], *next;
+	uint64_t a = (m->start + GLIBC_HEAP_MAX - 1) & ~(GLIBC_HEAP_MAX - 1);
+
+	if (a >= m->end)
+		return false;
+	*from = a;
+	*full = m->end - a == GLIBC_HEAP_MAX;
+	if (*full)
+		return true;
+	if (i + 1 >= s->n)
+		return false;
+	next = &s->maps[i + 1];
+	return !next->path && next->start == m->end &&
+	       strcmp(next->perms, "---p") == 0 &&
+	       next->end >= a + GLIBC_HEAP_MAX;
+}
+
+static void add_stack(struct walk *w, const struct procfs_mapping *m,
+		      const struct task_sp *t, const char *found_by)
+{
+	json_t *o = json_object();
+
+	json_set(o, "start", json_hex(m->start));
+	json_set(o, "end", json_hex(m->end));
+	json_set(o, "rss_bytes", json_u64(m->usage.v[PROCFS_RSS]));
+	json_set(o, "tid", json_i64_or_null(t != NULL, t ? t->tid : 0));
+	json_set(o, "thread", json_str_or_null(t ? t->comm : NULL));
+	json_set(o, "found_by", json_string(found_by));
+	json_push(w->stack_list, o);
+}
+
+/* Sort every mapping of S into W's buckets. */
+static void walk_maps(const struct procfs_smaps *s, const char *root, pid_t pid,
+		      bool glibc, bool mimalloc, const struct task_sp *sps,
+		      size_t nsps, uint64_t arena_system, struct walk *w)
+{
+	uint64_t from, budget = arena_system;
+	bool full;
+
+	/*
+	 * A heap grown to its whole 64 MiB has no PROT_NONE tail and looks
+	 * like any aligned 64 MiB mmap: take such ones only while glibc's
+	 * non-main arenas (malloc_info's system bytes) have room for them
+	 * after the heaps that do have a tail.
+	 */
+	for (size_t i = 0; glibc && i < s->n; i++)
+		if (s->maps[i].kind == PROCFS_KIND_ANON &&
+		    strcmp(s->maps[i].perms, "rw-p") == 0 &&
+		    glibc_heap_part(s, i, &from, &full) && !full)
+			budget -= budget < s->maps[i].end - from
+					  ? budget
+					  : s->maps[i].end - from;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct procfs_mapping *m = &s->maps[i];
+		const struct procfs_mapping *prev = i ? &s->maps[i - 1] : NULL;
+		uint64_t rss = m->usage.v[PROCFS_RSS];
+		const struct task_sp *t = NULL;
+
+		w->smaps_rss += rss;
+		for (size_t k = 0; k < nsps; k++)
+			if (sps[k].sp >= m->start && sps[k].sp < m->end)
+				t = &sps[k];
+		switch (m->kind) {
+		case PROCFS_KIND_SPECIAL:
+			w->special += rss;
+			continue;
+		case PROCFS_KIND_SHMEM:
+			w->shmem += rss;
+			continue;
+		case PROCFS_KIND_FILE:
+			if (!object_has_exec(s, i))
+				w->mapped += rss;
+			else if (m->perms[2] == 'x')
+				w->text += rss;
+			else
+				w->data += rss;
+			continue;
+		case PROCFS_KIND_HEAP:
+			w->brk += rss;
+			continue;
+		case PROCFS_KIND_STACK:
+			if (m->path && strcmp(m->path, "[stack]") == 0) {
+				w->main_stack += rss;
+				continue;
+			}
+			w->stacks += rss;
+			add_stack(w, m, t, t ? "stack_pointer" : "guard_page");
+			continue;
+		case PROCFS_KIND_ANON:
+			break;
+		}
+		if (t) {
+			w->stacks += rss;
+			add_stack(w, m, t, "stack_pointer");
+		} else if (m->perms[2] == 'x') {
+			w->exec += rss;
+		} else if (prev && prev->kind == PROCFS_KIND_FILE &&
+			   prev->end == m->start && object_has_exec(s, i - 1) &&
+			   strcmp(m->perms, "rw-p") == 0) {
+			w->data += rss; /* the object's .bss */
+		} else if (mimalloc && m->start >= MIMALLOC_HINT_BASE &&
+			   m->start < MIMALLOC_HINT_END) {
+			w->arena += rss;
+			w->arena_heaps++;
+		} else if (glibc && strcmp(m->perms, "rw-p") == 0 &&
+			   glibc_heap_part(s, i, &from, &full) &&
+			   (!full || budget >= GLIBC_HEAP_MAX)) {
+			if (full)
+				budget -= GLIBC_HEAP_MAX;
+			int64_t r = rss;
+
+			if (from > m->start) {
+				r = pagemap_resident(root, pid, from, m->end);
+				if (r < 0)
+					r = (int64_t)((double)rss *
+						      (double)(m->end - from) /
+						      (double)(m->end -
+							       m->start));
+				if ((uint64_t)r > rss)
+					r = (int64_t)rss;
+			}
+			w->arena += (uint64_t)r;
+			w->outside += rss - (uint64_t)r;
+			w->arena_heaps++;
+		} else {
+			w->outside += rss;
+		}
+	}
+}
+
+/* ---- the document ---- */
+
+static double ratio(int64_t part, uint64_t total)
+{
+	return total ? (double)part / (double)total : 0;
+}
+
+struct parts {
+	json_t *arr;
+	uint64_t total;
+	int64_t sum;
+};
+
+static json_t *part(struct parts *p, const char *layer, const char *name,
+		    bool have, int64_t bytes, const char *basis,
+		    const char *description)
+{
+	json_t *o = json_object();
+
+	json_set(o, "layer", json_string(layer));
+	json_set(o, "name", json_string(name));
+	json_set(o, "bytes", json_i64_or_null(have, bytes));
+	json_set(o, "ratio",
+		 json_real_or_null(have && p->total, ratio(bytes, p->total)));
+	json_set(o, "basis", json_string(basis));
+	json_set(o, "description", json_string(description));
+	if (have)
+		p->sum += bytes;
+	json_push(p->arr, o);
+	return o; /* borrowed: the array holds it */
+}
+
+/* The sampled profile's inuse_space: total with its sigma, and the top
+ * sites into SITES. Returns false when there is no profile. */
+static bool profile_inuse(pid_t pid, const struct explain_opts *o, int64_t *sum,
+			  double *sd, json_t *sites)
+{
+	struct pprof_profile *p =
+		allocinfo_get_profile(pid, "/debug/pprof/heap", o->timeout_ms);
+	struct report *r;
+	int idx;
+
+	if (!p)
+		return false;
+	if (!o->no_symbolize && o->top) {
+		char root[64];
+
+		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+		symbols_symbolize(p, root, NULL);
+	}
+	idx = pprof_sample_type_index(p, "inuse_space");
+	r = idx >= 0 ? report_by_function(p, idx) : NULL;
+	pprof_free(p);
+	if (!r)
+		return false;
+	*sum = r->sum;
+	*sd = r->has_stddev ? r->sum_stddev : NAN;
+	for (size_t i = 0; i < r->n_rows && i < o->top; i++) {
+		const struct report_row *row = &r->rows[i];
+		json_t *s = json_object();
+		int64_t lo = 0, hi = 0;
+		bool ci = r->has_stddev &&
+			  report_interval(row->flat, row->flat_stddev, true,
+					  &lo, &hi);
+
+		if (row->flat <= 0)
+			break;
+		json_set(s, "function", json_str_or_null(row->name));
+		json_set(s, "inuse_bytes", json_i64_or_null(true, row->flat));
+		json_set(s, "ci95_low_bytes", json_i64_or_null(ci, lo));
+		json_set(s, "ci95_high_bytes", json_i64_or_null(ci, hi));
+		json_push(sites, s);
+	}
+	report_free(r);
+	return true;
+}
+
+/* A comparable or specific integer, or -1. */
+static int64_t get_int(const json_t *obj, const char *a, const char *b)
+{
+	const json_t *x = json_object_get(obj, a);
+
+	return b ? allocinfo_int(x, b) : allocinfo_int(obj, a);
+}
+
+static void add_note(json_t *notes, const char *s)
+{
+	json_push(notes, json_string(s));
+}
+
+/* The per-arena lines of the allocator, as the agent gave them. */
+static json_t *arenas_of(const json_t *mallinfo, bool glibc)
+{
+	const json_t *arenas = json_object_get(
+		json_object_get(mallinfo, "specific"), "arenas");
+	json_t *out = json_array();
+
+	for (size_t i = 0; i < json_array_size(arenas); i++) {
+		const json_t *a = json_array_get(arenas, i);
+		json_t *o = json_object();
+
+		json_set(o, "index", json_integer(allocinfo_int(a, "index")));
+		if (glibc) {
+			int64_t f = allocinfo_int(a, "fast_bytes");
+			int64_t r = allocinfo_int(a, "rest_bytes");
+
+			json_set(o, "system_bytes",
+				 json_i64_or_null(
+					 true,
+					 allocinfo_int(
+						 a, "system_current_bytes")));
+			json_set(o, "free_bytes",
+				 json_i64_or_null(f >= 0 && r >= 0, f + r));
+		} else {
+			int64_t v;
+
+			v = allocinfo_int(a, "active_bytes");
+			json_set(o, "active_bytes",
+				 json_i64_or_null(v >= 0, v));
+			v = allocinfo_int(a, "dirty_bytes");
+			json_set(o, "dirty_bytes", json_i64_or_null(v >= 0, v));
+			v = allocinfo_int(a, "muzzy_bytes");
+			json_set(o, "muzzy_bytes", json_i64_or_null(v >= 0, v));
+			v = allocinfo_int(a, "thread_count");
+			json_set(o, "thread_count",
+				 json_i64_or_null(v >= 0, v));
+		}
+		json_push(out, o);
+	}
+	return out;
+}
+
+/* glibc's non-main arenas' system bytes (malloc_info), for walk_maps. */
+static uint64_t arena_system(const json_t *mallinfo)
+{
+	const json_t *arenas = json_object_get(
+		json_object_get(mallinfo, "specific"), "arenas");
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < json_array_size(arenas); i++) {
+		const json_t *x = json_array_get(arenas, i);
+		int64_t v = allocinfo_int(x, "system_current_bytes");
+
+		if (allocinfo_int(x, "index") > 0 && v > 0)
+			sum += (uint64_t)v;
+	}
+	return sum;
+}
+
+/* jemalloc's dirty and muzzy pages over its arenas, bytes. */
+static int64_t arenas_pages(const json_t *mallinfo)
+{
+	const json_t *arenas = json_object_get(
+		json_object_get(mallinfo, "specific"), "arenas");
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < json_array_size(arenas); i++) {
+		const json_t *x = json_array_get(arenas, i);
+		int64_t d = allocinfo_int(x, "dirty_bytes");
+		int64_t m = allocinfo_int(x, "muzzy_bytes");
+
+		sum += (d > 0 ? d : 0) + (m > 0 ? m : 0);
+	}
+	return sum;
+}
+
+struct agent_view {
+	json_t *stats, *mallinfo;
+	const char *allocator;
+	bool glibc, mimalloc;
+	/* requested bytes in use */
+	bool have_req;
+	int64_t req;
+	const char *req_source; /* "exact", "sampled" */
+	double req_sd;		/* NAN unless sampled with error bars */
+	bool have_sampled;
+	int64_t sampled;
+};
+
+static void agent_fetch(pid_t pid, const struct explain_opts *o,
+			struct agent_view *a, json_t *sites, json_t *notes)
+{
+	char why[MSG_MAX];
+	int64_t rate, sum = 0;
+	double sd = NAN;
+
+	memset(a, 0, sizeof(*a));
+	a->req_sd = NAN;
+	if (o->no_agent || (o->root && o->root[0]))
+		return;
+	a->stats =
+		allocinfo_get_json(pid, "/debug/palloc/stats", o->timeout_ms);
+	if (a->stats)
+		a->mallinfo = allocinfo_get_json(pid, "/debug/palloc/mallinfo",
+						 o->timeout_ms);
+	if (!a->stats || !a->mallinfo) {
+		snprintf(why, sizeof(why),
+			 "no agent answered (%s): the heap and the allocator's "
+			 "parts are unknown",
+			 msg_last());
+		add_note(notes, why);
+		json_decref(a->stats);
+		a->stats = NULL;
+		return;
+	}
+	a->allocator =
+		json_string_value(json_object_get(a->mallinfo, "allocator"));
+	a->glibc = a->allocator && strcmp(a->allocator, "glibc") == 0;
+	a->mimalloc = a->allocator && strcmp(a->allocator, "mimalloc") == 0;
+	rate = allocinfo_int(a->stats, "sample_rate");
+	if (rate > 0 && profile_inuse(pid, o, &sum, &sd, sites)) {
+		a->have_sampled = true;
+		a->sampled = sum;
+	} else if (allocinfo_int(a->stats, "sampled_inuse_bytes") >= 0 &&
+		   rate > 0) {
+		a->have_sampled = true;
+		a->sampled = allocinfo_int(a->stats, "sampled_inuse_bytes");
+	}
+	if (json_is_true(json_object_get(a->stats, "exact")) &&
+	    allocinfo_int(a->stats, "inuse_bytes") >= 0) {
+		a->have_req = true;
+		a->req = allocinfo_int(a->stats, "inuse_bytes");
+		a->req_source = "exact_usable";
+	} else if (a->have_sampled) {
+		a->have_req = true;
+		a->req = a->sampled;
+		a->req_sd = sd;
+		a->req_source = "sampled";
+	}
+}
+
+/* The glibc heap and arenas, reconciled with the kernel's arenas. */
+struct alloc_parts {
+	bool have_alloc, have_free, have_meta, have_footprint;
+	int64_t allocated, free, meta, footprint_outside;
+	int64_t reported_free, not_resident;
+	const char *free_basis, *meta_basis;
+};
+
+static void allocator_parts(const struct agent_view *a, const struct walk *w,
+			    struct alloc_parts *ap, json_t *detail,
+			    json_t *notes)
+{
+	const json_t *cmp = json_object_get(a->mallinfo, "comparable");
+	int64_t allocated = get_int(cmp, "allocated_bytes", NULL);
+	int64_t meta = get_int(cmp, "metadata_bytes", NULL);
+	int64_t resident = get_int(cmp, "resident_bytes", NULL);
+	int64_t mapped = get_int(cmp, "mapped_bytes", NULL);
+	int64_t rfree = get_int(cmp, "free_bytes", NULL);
+	int64_t retained = get_int(cmp, "retained_bytes", NULL);
+
+	memset(ap, 0, sizeof(*ap));
+	ap->have_alloc = allocated >= 0;
+	ap->allocated = allocated;
+	ap->have_meta = meta >= 0;
+	ap->meta = meta;
+	ap->reported_free = rfree;
+	if (a->glibc) {
+		const json_t *mi2 = json_object_get(
+			json_object_get(a->mallinfo, "specific"), "mallinfo2");
+		int64_t uord = allocinfo_int(mi2, "uordblks_bytes");
+		int64_t ford = allocinfo_int(mi2, "fordblks_bytes");
+		int64_t hblkhd = allocinfo_int(mi2, "hblkhd_bytes");
+		int64_t k = (int64_t)(w->brk + w->arena);
+
+		if (uord >= 0 && ford >= 0 && hblkhd >= 0) {
+			int64_t f = k - uord;
+
+			if (f < 0)
+				f = 0;
+			if (f > ford)
+				f = ford;
+			ap->have_free = true;
+			ap->free = f;
+			ap->not_resident = ford - f;
+			ap->free_basis = "reconciled";
+			ap->have_footprint = true;
+			ap->footprint_outside = hblkhd < (int64_t)w->outside
+							? hblkhd
+							: (int64_t)w->outside;
+		}
+		json_set(detail, "kernel_arena_resident_bytes", json_u64(k));
+		json_set(detail, "arena_heap_count",
+			 json_u64(w->arena_heaps + (w->brk ? 1 : 0)));
+		json_set(detail, "mmapped_bytes",
+			 json_i64_or_null(hblkhd >= 0, hblkhd));
+		json_set(
+			detail, "arena_system_bytes",
+			json_i64_or_null(allocinfo_int(mi2, "arena_bytes") >= 0,
+					 allocinfo_int(mi2, "arena_bytes")));
+	} else if (a->mimalloc) {
+		/* Its segments, found in its hint area: resident bytes. */
+		int64_t f = (int64_t)w->arena - (a->have_req ? a->req : 0);
+
+		if (a->have_req) {
+			ap->have_free = true;
+			ap->free = f > 0 ? f : 0;
+			ap->free_basis = "reconciled";
+			ap->have_footprint = true;
+			ap->footprint_outside = 0;
+		}
+		json_set(detail, "kernel_segment_resident_bytes",
+			 json_u64(w->arena));
+		json_set(detail, "segment_mapping_count",
+			 json_u64(w->arena_heaps));
+		add_note(notes, "mimalloc's segments are the anonymous "
+				"mappings in its address hint area (2 to 32 "
+				"TiB), a heuristic; it does not report its "
+				"allocated bytes, so its overhead is counted "
+				"in allocator_free");
+	} else {
+		int64_t fp = resident >= 0 ? resident : mapped;
+		int64_t base = allocated >= 0 ? allocated : a->req;
+		int64_t anon = (int64_t)(w->outside + w->brk);
+
+		if (fp > anon)
+			fp = anon; /* it cannot hold more than all of it */
+		if (fp >= 0 && allocated >= 0 && rfree >= 0 &&
+		    get_int(cmp, "active_bytes", NULL) >= 0) {
+			/*
+			 * jemalloc: free pages as it counts them (inside
+			 * active pages, dirty and muzzy ones); its metadata
+			 * counts base pages never touched, so only what the
+			 * resident footprint leaves for it is resident.
+			 */
+			int64_t f = rfree + arenas_pages(a->mallinfo);
+			int64_t mr = fp - allocated - f;
+
+			ap->have_free = true;
+			ap->free = f;
+			ap->free_basis = "allocator";
+			ap->have_meta = meta >= 0;
+			ap->meta = mr < 0 ? 0 : mr > meta ? meta : mr;
+			ap->meta_basis = "reconciled";
+			ap->have_footprint = true;
+			ap->footprint_outside = allocated + f + ap->meta;
+			ap->not_resident = -1;
+		} else if (fp >= 0 && (allocated >= 0 || a->have_req)) {
+			int64_t f = fp - base - (meta > 0 ? meta : 0);
+
+			ap->have_free = true;
+			ap->free = f > 0 ? f : 0;
+			ap->free_basis = "allocator";
+			ap->have_footprint = true;
+			ap->footprint_outside = fp;
+			ap->not_resident = -1;
+		}
+		if (resident < 0 && mapped >= 0)
+			add_note(notes, "the allocator reports no resident "
+					"bytes: its mapped bytes stand for "
+					"them");
+		if (allocated < 0)
+			add_note(notes, "the allocator does not report its "
+					"allocated bytes: its overhead is "
+					"counted in allocator_free");
+	}
+	json_set(detail, "allocator", json_str_or_null(a->allocator));
+	json_set(detail, "allocated_bytes",
+		 json_i64_or_null(allocated >= 0, allocated));
+	json_set(detail, "resident_bytes",
+		 json_i64_or_null(resident >= 0, resident));
+	json_set(detail, "mapped_bytes", json_i64_or_null(mapped >= 0, mapped));
+	json_set(detail, "retained_bytes",
+		 json_i64_or_null(retained >= 0, retained));
+	json_set(detail, "metadata_bytes", json_i64_or_null(meta >= 0, meta));
+	json_set(detail, "reported_free_bytes",
+		 json_i64_or_null(rfree >= 0, rfree));
+	json_set(detail, "not_resident_free_bytes",
+		 json_i64_or_null(ap->not_resident >= 0 && ap->have_free,
+				  ap->not_resident));
+	json_set(detail, "arenas", arenas_of(a->mallinfo, a->glibc));
+}
+
+static void finish(json_t *top, struct parts *p)
+{
+	int64_t un = (int64_t)p->total - p->sum;
+
+	json_set(top, "parts", p->arr);
+	json_set(top, "explained_bytes", json_i64_or_null(true, p->sum));
+	json_set(top, "unexplained_bytes", json_i64_or_null(true, un));
+	json_set(top, "unexplained_ratio",
+		 json_real_or_null(p->total > 0, ratio(un, p->total)));
+}
+
+json_t *explain_process(pid_t pid, const struct explain_opts *o)
+{
+	const char *root = o->root ? o->root : "";
+	struct procfs_usage u;
+	struct procfs_smaps s;
+	struct task_sp *sps;
+	struct agent_view a;
+	struct alloc_parts ap = {0};
+	struct walk w = {0};
+	struct parts p = {0};
+	size_t nsps = 0;
+	bool summed = false, agent, exact;
+	char comm[64] = "";
+	json_t *top, *sites, *notes, *detail, *hp;
+	int64_t outside;
+
+	if (procfs_read_rollup(root, pid, &u, &summed) < 0)
+		return NULL;
+	if (procfs_read_smaps(root, pid, &s) < 0) {
+		procfs_usage_free(&u);
+		return NULL;
+	}
+	procfs_read_comm(root, pid, comm, sizeof(comm));
+	top = json_top_new("palloc-explain");
+	sites = json_array();
+	notes = json_array();
+	detail = json_object();
+	w.stack_list = json_array();
+	p.arr = json_array();
+	p.total = u.v[PROCFS_RSS];
+
+	agent_fetch(pid, o, &a, sites, notes);
+	agent = a.stats != NULL;
+	sps = read_task_sps(root, pid, &nsps);
+	walk_maps(&s, root, pid, agent && a.glibc, agent && a.mimalloc, sps,
+		  nsps, agent ? arena_system(a.mallinfo) : 0, &w);
+	free(sps);
+	if (agent)
+		allocator_parts(&a, &w, &ap, detail, notes);
+
+	json_set(top, "time_ns", json_u64(cli_now_ns()));
+	json_set(top, "kind", json_string("process"));
+	json_set(top, "pid", json_integer(pid));
+	json_set(top, "program", json_str_or_null(comm));
+	json_set(top, "rss_bytes", json_u64(u.v[PROCFS_RSS]));
+	json_set(top, "total_bytes", json_u64(u.v[PROCFS_RSS]));
+	json_set(top, "rss_source",
+		 json_string(summed ? "smaps" : "smaps_rollup"));
+	json_set(top, "agent", json_boolean(agent));
+	json_set(top, "allocator",
+		 json_str_or_null(agent ? a.allocator : NULL));
+	json_set(top, "heap_inuse_source",
+		 json_str_or_null(a.have_req ? a.req_source : NULL));
+
+	exact = a.have_req && strcmp(a.req_source, "exact_usable") == 0;
+	hp = part(&p, "profile", "heap_inuse", a.have_req, a.req,
+		  exact ? "agent" : "profile",
+		  exact ? "heap in use: live blocks' usable sizes, counted "
+			  "exactly by the agent"
+			: "heap in use as the program requested it (sampled "
+			  "estimate)");
+	{
+		int64_t lo = 0, hi = 0;
+		bool ci = a.have_req && strcmp(a.req_source, "sampled") == 0 &&
+			  report_interval(a.req, a.req_sd, true, &lo, &hi);
+
+		json_set(hp, "ci95_low_bytes", json_i64_or_null(ci, lo));
+		json_set(hp, "ci95_high_bytes", json_i64_or_null(ci, hi));
+		json_set(hp, "sampled_bytes",
+			 json_i64_or_null(a.have_sampled, a.sampled));
+	}
+	part(&p, "allocator", "allocator_overhead", a.have_req && ap.have_alloc,
+	     ap.allocated - a.req, "allocator",
+	     "allocated minus requested: size classes, headers, "
+	     "alignment");
+	part(&p, "allocator", "allocator_free", ap.have_free, ap.free,
+	     ap.free_basis ? ap.free_basis : "allocator",
+	     "resident memory the allocator holds free: "
+	     "fragmentation, cached and dirty pages");
+	part(&p, "allocator", "allocator_metadata", ap.have_meta, ap.meta,
+	     ap.meta_basis ? ap.meta_basis : "allocator",
+	     "the allocator's own bookkeeping");
+	outside = (int64_t)w.outside + (a.glibc ? 0 : (int64_t)w.brk);
+	if (ap.have_footprint) {
+		int64_t d = outside - ap.footprint_outside;
+
+		part(&p, "kernel", "direct_mmap", true, d > 0 ? d : 0,
+		     "remainder",
+		     "anonymous memory mapped outside the "
+		     "allocator (mmap, brk)");
+	} else {
+		part(&p, "kernel", "direct_mmap", false, 0, "remainder",
+		     "anonymous memory mapped outside the "
+		     "allocator (mmap, brk)");
+		part(&p, "kernel", "anonymous_unattributed", true,
+		     outside + (int64_t)w.arena +
+			     (a.glibc ? (int64_t)w.brk : 0),
+		     "kernel",
+		     "heap and anonymous mappings, not told "
+		     "apart without the agent");
+	}
+	part(&p, "kernel", "anonymous_exec", true, (int64_t)w.exec, "kernel",
+	     "executable anonymous memory (JIT code)");
+	part(&p, "kernel", "thread_stacks", true, (int64_t)w.stacks, "kernel",
+	     "thread stacks (guard page heuristic, stack "
+	     "pointers)");
+	part(&p, "kernel", "main_stack", true, (int64_t)w.main_stack, "kernel",
+	     "the main thread's stack");
+	part(&p, "kernel", "file_text", true, (int64_t)w.text, "kernel",
+	     "code of the program and its libraries");
+	part(&p, "kernel", "file_data", true, (int64_t)w.data, "kernel",
+	     "data of the program and its libraries (rodata, "
+	     "data, bss)");
+	part(&p, "kernel", "mapped_files", true, (int64_t)w.mapped, "kernel",
+	     "other mapped files");
+	part(&p, "kernel", "shmem", true, (int64_t)w.shmem, "kernel",
+	     "shared memory (shmem, SysV, memfd)");
+	part(&p, "kernel", "special", true, (int64_t)w.special, "kernel",
+	     "[vdso] and other kernel mappings");
+	finish(top, &p);
+	json_set(top, "smaps_rss_bytes", json_u64(w.smaps_rss));
+	json_set(top, "allocator_detail", agent ? detail : json_null());
+	if (!agent)
+		json_decref(detail);
+	json_set(top, "top_sites", sites);
+	json_set(top, "thread_stacks", w.stack_list);
+	if (json_array_size(w.stack_list))
+		add_note(notes,
+			 "thread stacks: mappings holding a thread's stack "
+			 "pointer (task/TID/syscall), else private anonymous "
+			 "memory directly above a PROT_NONE guard of at most "
+			 "64 KiB (a heuristic: glibc's layout)");
+	json_set(top, "notes", notes);
+	json_decref(a.stats);
+	json_decref(a.mallinfo);
+	procfs_smaps_free(&s);
+	procfs_usage_free(&u);
+	if (json_failed()) {
+		json_decref(top);
+		msg_set("out of memory");
+		return NULL;
+	}
+	return top;
+}
+
+/* ---- cgroup ---- */
+
+static bool stat_get(const struct cgroup_mem *m, const char *key, int64_t *v)
+{
+	uint64_t x;
+
+	if (!cgroup_stat_get(m, key, &x))
+		return false;
+	*v = (int64_t)x;
+	return true;
+}
+
+/* A part from a memory.stat key (null when the kernel has no such key). */
+static int64_t stat_part(struct parts *p, const struct cgroup_mem *m,
+			 const char *layer, const char *name, const char *key,
+			 const char *description)
+{
+	int64_t v = 0;
+	bool have = stat_get(m, key, &v);
+
+	part(p, layer, name, have, v, "cgroup", description);
+	return have ? v : 0;
+}
+
+/* v1's kernel memory: memory.kmem.usage_in_bytes, when accounted. */
+static bool v1_kmem(const struct cgroup_mem *m, int64_t *v)
+{
+	char path[PATH_MAX], *buf = NULL;
+	size_t len;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/memory.kmem.usage_in_bytes", m->dir);
+	if (procfs_read_file(path, &buf, &len) < 0)
+		return false;
+	*v = strtoll(buf, NULL, 10);
+	ok = *v >= 0;
+	free(buf);
+	return ok;
+}
+
+json_t *explain_cgroup(pid_t pid, const char *dir, const struct explain_opts *o)
+{
+	const char *root = o->root ? o->root : "";
+	struct cgroup_mem m;
+	struct parts p = {0};
+	json_t *top, *notes;
+	int64_t v = 0, file = 0, sum = 0, kernel = 0;
+	uint64_t ws = 0, in = 0;
+	bool have_ws;
+
+	if ((dir ? cgroup_read_dir(root, dir, &m)
+		 : cgroup_read_pid(root, pid, &m)) < 0)
+		return NULL;
+	top = json_top_new("palloc-explain");
+	notes = json_array();
+	p.arr = json_array();
+	p.total = m.usage.have ? m.usage.bytes : 0;
+	json_set(top, "time_ns", json_u64(cli_now_ns()));
+	json_set(top, "kind", json_string("cgroup"));
+	json_set(top, "pid",
+		 json_i64_or_null(!dir, pid ? pid : (int64_t)getpid()));
+	json_set(top, "cgroup_version", json_integer(m.version));
+	json_set(top, "cgroup_path", json_str_or_null(m.path));
+	json_set(top, "directory", json_str_or_null(m.dir));
+	json_set(top, "rss_bytes", json_null());
+	json_set(top, "total_bytes", json_u64_or_null(m.usage.have, p.total));
+	json_set(top, "usage_bytes", json_u64_or_null(m.usage.have, p.total));
+	have_ws = cgroup_working_set(&m, &ws, &in);
+	json_set(top, "working_set_bytes", json_u64_or_null(have_ws, ws));
+	json_set(top, "limit_bytes",
+		 json_u64_or_null(m.limit.have && !m.limit.unlimited,
+				  m.limit.bytes));
+	json_set(top, "high_bytes",
+		 json_u64_or_null(m.high.have && !m.high.unlimited,
+				  m.high.bytes));
+	json_set(top, "headroom_bytes",
+		 json_i64_or_null(m.limit.have && !m.limit.unlimited &&
+					  m.usage.have,
+				  (int64_t)m.limit.bytes - (int64_t)p.total));
+	json_set(top, "high_headroom_bytes",
+		 json_i64_or_null(m.high.have && !m.high.unlimited &&
+					  m.usage.have,
+				  (int64_t)m.high.bytes - (int64_t)p.total));
+	if (m.version == 2) {
+		int64_t af, inf, sh;
+
+		stat_part(&p, &m, "kernel", "anon", "anon",
+			  "anonymous memory of the processes");
+		af = stat_part(&p, &m, "kernel", "page_cache_active",
+			       "active_file", "page cache, active list");
+		inf = stat_part(&p, &m, "kernel", "page_cache_inactive",
+				"inactive_file",
+				"page cache, inactive list (reclaimed first)");
+		sh = stat_part(&p, &m, "kernel", "shmem", "shmem",
+			       "shared memory and tmpfs");
+		if (stat_get(&m, "file", &file)) {
+			v = file - af - inf - sh;
+			part(&p, "kernel", "page_cache_other", true,
+			     v > 0 ? v : 0, "remainder",
+			     "other file pages (unevictable, "
+			     "mlocked)");
+		}
+		sum += stat_part(&p, &m, "kernel", "slab", "slab",
+				 "kernel slab objects (dentries, inodes, ...)");
+		sum += stat_part(&p, &m, "kernel", "kernel_stack",
+				 "kernel_stack", "kernel stacks of the tasks");
+		sum += stat_part(&p, &m, "kernel", "pagetables", "pagetables",
+				 "page tables");
+		sum += stat_part(&p, &m, "kernel", "percpu", "percpu",
+				 "per-cpu kernel memory");
+		sum += stat_part(&p, &m, "kernel", "vmalloc", "vmalloc",
+				 "vmalloc'd kernel memory");
+		if (stat_get(&m, "kernel", &kernel)) {
+			v = kernel - sum;
+			part(&p, "kernel", "kernel_other", true, v > 0 ? v : 0,
+			     "remainder",
+			     "other kernel memory (memory.stat "
+			     "kernel minus its parts above)");
+		} else {
+			add_note(notes, "memory.stat has no 'kernel' key "
+					"(before Linux 5.18): kernel memory "
+					"outside its listed parts is "
+					"unexplained");
+		}
+		stat_part(&p, &m, "kernel", "sock", "sock",
+			  "network socket buffers");
+	} else {
+		int64_t af, inf, sh, cache = 0;
+		bool have_k;
+
+		stat_part(&p, &m, "kernel", "anon", "total_rss",
+			  "anonymous memory of the processes");
+		af = stat_part(&p, &m, "kernel", "page_cache_active",
+			       "total_active_file", "page cache, active list");
+		inf = stat_part(&p, &m, "kernel", "page_cache_inactive",
+				"total_inactive_file",
+				"page cache, inactive list (reclaimed first)");
+		sh = stat_part(&p, &m, "kernel", "shmem", "total_shmem",
+			       "shared memory and tmpfs");
+		if (stat_get(&m, "total_cache", &cache)) {
+			v = cache - af - inf - sh;
+			part(&p, "kernel", "page_cache_other", true,
+			     v > 0 ? v : 0, "remainder",
+			     "other cache pages (unevictable)");
+		}
+		have_k = v1_kmem(&m, &kernel);
+		part(&p, "kernel", "kernel", have_k, kernel, "cgroup",
+		     "kernel memory (memory.kmem.usage_in_bytes)");
+		if (!have_k)
+			add_note(notes, "no memory.kmem.usage_in_bytes: kernel "
+					"memory is unexplained");
+		add_note(notes, "cgroup v1 usage_in_bytes is approximate "
+				"(per-cpu charge caches; cgroup-v1/memory.rst "
+				"5.5)");
+	}
+	finish(top, &p);
+	json_set(top, "notes", notes);
+	cgroup_mem_free(&m);
+	if (json_failed()) {
+		json_decref(top);
+		msg_set("out of memory");
+		return NULL;
+	}
+	return top;
+}
+
+/* ---- rendering ---- */
+
+static int64_t jint(const json_t *o, const char *key, bool *have)
+{
+	const json_t *v = json_object_get(o, key);
+
+	*have = json_is_integer(v);
+	return *have ? (int64_t)json_integer_value(v) : 0;
+}
+
+/* A signed size for people ("-1.2M"). */
+static const char *human(char *buf, size_t size, int64_t v, bool have)
+{
+	char tmp[24];
+
+	if (!have)
+		return "-";
+	cli_human(tmp, sizeof(tmp), (uint64_t)(v < 0 ? -v : v));
+	snprintf(buf, size, "%s%s", v < 0 ? "-" : "", tmp);
+	return buf;
+}
+
+int explain_print_table(FILE *fp, const json_t *doc)
+{
+	const json_t *parts = json_object_get(doc, "parts");
+	const char *kind = json_string_value(json_object_get(doc, "kind"));
+	bool proc = kind && strcmp(kind, "process") == 0, have;
+	int64_t total = jint(doc, "total_bytes", &have), v;
+	const json_t *x;
+	char a[32], b[32], c[32];
+	size_t i;
+
+	if (proc) {
+		const char *al =
+			json_string_value(json_object_get(doc, "allocator"));
+		const char *src = json_string_value(
+			json_object_get(doc, "heap_inuse_source"));
+
+		fprintf(fp, "process %lld (%s): Rss %s from %s; ",
+			(long long)jint(doc, "pid", &have),
+			json_string_value(json_object_get(doc, "program"))
+				?: "?",
+			human(a, sizeof(a), total, true),
+			json_string_value(json_object_get(doc, "rss_source")));
+		if (al)
+			fprintf(fp, "allocator %s, heap in use %s\n", al,
+				src ? src : "unknown");
+		else
+			fprintf(fp, "no agent: heap unknown\n");
+	} else {
+		fprintf(fp, "cgroup %s (v%lld): usage %s",
+			json_string_value(json_object_get(doc, "cgroup_path"))
+				?: json_string_value(
+					   json_object_get(doc, "directory")),
+			(long long)jint(doc, "cgroup_version", &have),
+			human(a, sizeof(a), total, true));
+		v = jint(doc, "working_set_bytes", &have);
+		fprintf(fp, ", working set %s", human(a, sizeof(a), v, have));
+		v = jint(doc, "limit_bytes", &have);
+		fprintf(fp, ", limit %s",
+			have ? human(a, sizeof(a), v, have) : "max");
+		v = jint(doc, "headroom_bytes", &have);
+		if (have)
+			fprintf(fp, " (headroom %s)",
+				human(a, sizeof(a), v, have));
+		v = jint(doc, "high_bytes", &have);
+		if (have)
+			fprintf(fp, ", high %s (headroom %s)",
+				human(a, sizeof(a), v, have),
+				human(b, sizeof(b),
+				      jint(doc, "high_headroom_bytes", &have),
+				      have));
+		fputc('\n', fp);
+	}
+	fprintf(fp, "%-10s %-24s %9s %7s  %-10s %s\n", "LAYER", "PART", "BYTES",
+		"%", "BASIS", "WHAT");
+	for (i = 0; i < json_array_size(parts); i++) {
+		const json_t *pt = json_array_get(parts, i);
+
+		v = jint(pt, "bytes", &have);
+		if (have && total)
+			snprintf(c, sizeof(c), "%.1f%%",
+				 100.0 * (double)v / (double)total);
+		else
+			snprintf(c, sizeof(c), "-");
+		fprintf(fp, "%-10s %-24s %9s %7s  %-10s %s\n",
+			json_string_value(json_object_get(pt, "layer")),
+			json_string_value(json_object_get(pt, "name")),
+			human(a, sizeof(a), v, have), c,
+			json_string_value(json_object_get(pt, "basis")),
+			json_string_value(json_object_get(pt, "description")));
+		v = jint(pt, "ci95_low_bytes", &have);
+		if (have)
+			fprintf(fp, "%-10s %-24s %9s..%s (95 %% interval)\n",
+				"", "", human(a, sizeof(a), v, true),
+				human(b, sizeof(b),
+				      jint(pt, "ci95_high_bytes", &have),
+				      true));
+	}
+	v = jint(doc, "unexplained_bytes", &have);
+	fprintf(fp, "%-10s %-24s %9s %6.1f%%\n", "", "unexplained",
+		human(a, sizeof(a), v, have),
+		total ? 100.0 * (double)v / (double)total : 0.0);
+	x = json_object_get(doc, "top_sites");
+	if (json_array_size(x))
+		fprintf(fp, "\ntop allocation sites (inuse, sampled):\n");
+	for (i = 0; i < json_array_size(x); i++) {
+		const json_t *s = json_array_get(x, i);
+
+		fprintf(fp, "  %9s  %s\n",
+			human(a, sizeof(a), jint(s, "inuse_bytes", &have),
+			      have),
+			json_string_value(json_object_get(s, "function"))
+				?: "?");
+	}
+	x = json_object_get(doc, "thread_stacks");
+	if (json_array_size(x))
+		fprintf(fp, "\nthread stacks:\n");
+	for (i = 0; i < json_array_size(x); i++) {
+		const json_t *s = json_array_get(x, i);
+
+		v = jint(s, "tid", &have);
+		fprintf(fp, "  %s %9s  %s %s\n",
+			json_string_value(json_object_get(s, "start")),
+			human(a, sizeof(a), jint(s, "rss_bytes", &have), have),
+			json_is_integer(json_object_get(s, "tid"))
+				? (snprintf(c, sizeof(c), "tid %lld",
+					    (long long)v),
+				   c)
+				: "no live thread found",
+			json_string_value(json_object_get(s, "thread")) ?: "");
+	}
+	x = json_object_get(doc, "notes");
+	if (json_array_size(x))
+		fputc('\n', fp);
+	for (i = 0; i < json_array_size(x); i++)
+		fprintf(fp, "note: %s\n",
+			json_string_value(json_array_get(x, i)));
+	fflush(fp);
+	return ferror(fp) ? -1 : 0;
+}
+
+int explain_prom(FILE *fp, const json_t *doc)
+{
+	const char *kind = json_string_value(json_object_get(doc, "kind"));
+	bool proc = kind && strcmp(kind, "process") == 0, have;
+	const json_t *parts = json_object_get(doc, "parts");
+	char name[PROM_NAME_MAX], pid[24];
+	struct prom_label l[4];
+	size_t nl;
+	int64_t v;
+
+	if (proc) {
+		snprintf(pid, sizeof(pid), "%lld",
+			 (long long)jint(doc, "pid", &have));
+		l[0] = (struct prom_label){"pid", pid};
+		l[1] = (struct prom_label){
+			"program",
+			json_string_value(json_object_get(doc, "program"))
+				?: ""};
+		nl = 2;
+	} else {
+		const char *c =
+			json_string_value(json_object_get(doc, "cgroup_path"));
+
+		l[0] = (struct prom_label){
+			"cgroup", c ? c
+				    : json_string_value(json_object_get(
+					      doc, "directory"))};
+		nl = 1;
+	}
+	prom_name(name, sizeof(name), "explain_total_bytes");
+	if (prom_family(fp, name, PROM_GAUGE,
+			"What is explained: Rss (a process) or usage (a "
+			"cgroup), bytes.") < 0 ||
+	    prom_sample_double(fp, name, l, nl,
+			       (double)jint(doc, "total_bytes", &have)) < 0)
+		return -1;
+	prom_name(name, sizeof(name), "explain_part_bytes");
+	if (prom_family(fp, name, PROM_GAUGE,
+			"One part of the total, by layer and part, "
+			"bytes.") < 0)
+		return -1;
+	for (size_t i = 0; i < json_array_size(parts); i++) {
+		const json_t *pt = json_array_get(parts, i);
+
+		v = jint(pt, "bytes", &have);
+		if (!have)
+			continue;
+		l[nl] = (struct prom_label){
+			"layer",
+			json_string_value(json_object_get(pt, "layer"))};
+		l[nl + 1] = (struct prom_label){
+			"part", json_string_value(json_object_get(pt, "name"))};
+		if (prom_sample_double(fp, name, l, nl + 2, (double)v) < 0)
+			return -1;
+	}
+	prom_name(name, sizeof(name), "explain_unexplained_bytes");
+	if (prom_family(fp, name, PROM_GAUGE,
+			"The total minus the sum of the known parts (may be "
+			"negative), bytes.") < 0 ||
+	    prom_sample_double(fp, name, l, nl,
+			       (double)jint(doc, "unexplained_bytes", &have)) <
+		    0)
+		return -1;
+	return 0;
+}
