@@ -9,9 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-int agent_lines(const char *path, void (*fn)(const char *line, size_t len,
-					    void *arg),
-		void *arg)
+int agent_lines(const char *path,
+		void (*fn)(const char *line, size_t len, void *arg), void *arg)
 {
 	char buf[8192];
 	size_t have = 0;
