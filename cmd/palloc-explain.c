@@ -137,22 +137,8 @@ int main(int argc, char **argv)
 				cli_default_option(c, argv, longopts, usage);
 		}
 	}
-	if (optind < argc) {
-		const char *arg = argv[optind++];
-
-		if (o.pid)
-			msg_usage(2, "give --pid or an argument, not both");
-		/* All digits: a PID; anything else: a cgroup directory. */
-		if (arg[0] && strspn(arg, "0123456789") == strlen(arg)) {
-			if (cli_parse_pid(arg, &o.pid) < 0)
-				msg_usage(2, "invalid PID '%s'", arg);
-		} else {
-			o.dir = arg;
-			o.cgroup = true;
-		}
-	}
-	if (optind < argc)
-		msg_usage(2, "too many arguments");
+	if (cli_pid_or_dir(argc, argv, &o.pid, &o.dir))
+		o.cgroup = true;
 	cli_data_check(&o.d);
 	if (!o.pid)
 		o.cgroup = true;

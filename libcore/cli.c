@@ -5,7 +5,9 @@
 #include "num.h"
 #include "outfile.h"
 
+#include <getopt.h>
 #include <limits.h>
+#include <string.h>
 #include <time.h>
 
 int cli_parse_pid(const char *s, pid_t *pid)
@@ -16,6 +18,26 @@ int cli_parse_pid(const char *s, pid_t *pid)
 		return -1;
 	*pid = (pid_t)v;
 	return 0;
+}
+
+bool cli_pid_or_dir(int argc, char **argv, pid_t *pid, const char **dir)
+{
+	const char *arg;
+
+	if (optind >= argc)
+		return false;
+	arg = argv[optind++];
+	if (*pid)
+		msg_usage(2, "give --pid or an argument, not both");
+	if (arg[0] && strspn(arg, "0123456789") == strlen(arg)) {
+		if (cli_parse_pid(arg, pid) < 0)
+			msg_usage(2, "invalid PID '%s'", arg);
+	} else {
+		*dir = arg;
+	}
+	if (optind < argc)
+		msg_usage(2, "too many arguments");
+	return *dir == arg;
 }
 
 int cli_parse_timeout(const char *arg)

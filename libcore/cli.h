@@ -75,6 +75,15 @@ void cli_data_check(const struct cli_data *d);
 int cli_parse_pid(const char *s, pid_t *pid);
 
 /*
+ * The one operand of palloc-cgroup and palloc-explain, argv[optind] if
+ * any: all digits is a PID (into *pid), anything else a cgroup directory
+ * (into *dir). Exits with a usage error on a bad PID, an operand beside
+ * --pid (*pid already set), or more than one operand. Returns true when
+ * the operand was a directory.
+ */
+bool cli_pid_or_dir(int argc, char **argv, pid_t *pid, const char **dir);
+
+/*
  * The --timeout SECONDS of the commands that ask an agent (palloc-dump,
  * palloc-mallinfo): ARG as milliseconds, at least 1. Exits with a usage
  * error when ARG is not seconds above 0 or is above a day.
