@@ -1200,6 +1200,13 @@ int main(int argc, char **argv)
 				msg_usage(EXIT_PALLOC,
 					  "invalid interval '%s': %s", optarg,
 					  msg_last());
+			/* The agent's minimum (palloc(7)): refused here
+			 * rather than raised silently. */
+			if (ns && ns < 100000000u)
+				msg_usage(EXIT_PALLOC,
+					  "invalid interval '%s': below the "
+					  "minimum of 0.1 seconds",
+					  optarg);
 			interval = optarg;
 			break;
 		case OPT_UNWIND:

@@ -204,21 +204,44 @@ int http_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+int http_format_head(char *buf, size_t cap, int status,
+		     const char *content_type, const char *extra_headers,
+		     size_t len)
+{
+	int n = snprintf(buf, cap,
+			 "HTTP/1.0 %d %s\r\nContent-Type: %s\r\n"
+			 "Content-Length: %zu\r\nConnection: close\r\n%s\r\n",
+			 status, http_reason(status), content_type, len,
+			 extra_headers ? extra_headers : "");
+
+	if (n < 0 || (size_t)n >= cap) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	return n;
+}
+
+size_t http_error_body(char *buf, size_t cap, int status, const char *detail)
+{
+	int n = snprintf(buf, cap, "%d %s: %s\n", status, http_reason(status),
+			 detail);
+
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= cap)
+		n = (int)cap - 1;
+	return (size_t)n;
+}
+
 int http_write_response(int fd, int status, const char *content_type,
 			const char *extra_headers, const void *body, size_t len)
 {
 	char head[1024];
-	int n;
+	int n = http_format_head(head, sizeof(head), status, content_type,
+				 extra_headers, len);
 
-	n = snprintf(head, sizeof(head),
-		     "HTTP/1.0 %d %s\r\nContent-Type: %s\r\n"
-		     "Content-Length: %zu\r\nConnection: close\r\n%s\r\n",
-		     status, http_reason(status), content_type, len,
-		     extra_headers ? extra_headers : "");
-	if (n < 0 || (size_t)n >= sizeof(head)) {
-		errno = EOVERFLOW;
+	if (n < 0)
 		return -1;
-	}
 	if (http_write_all(fd, head, (size_t)n) < 0)
 		return -1;
 	return len ? http_write_all(fd, body, len) : 0;
@@ -227,15 +250,10 @@ int http_write_response(int fd, int status, const char *content_type,
 int http_write_error(int fd, int status, const char *detail)
 {
 	char body[512];
-	int n = snprintf(body, sizeof(body), "%d %s: %s\n", status,
-			 http_reason(status), detail);
+	size_t n = http_error_body(body, sizeof(body), status, detail);
 
-	if (n < 0)
-		n = 0;
-	if ((size_t)n >= sizeof(body))
-		n = sizeof(body) - 1;
 	return http_write_response(fd, status, "text/plain; charset=utf-8",
-				   NULL, body, (size_t)n);
+				   NULL, body, n);
 }
 
 /* Read what fd has, waiting at most timeout_ms. >0 bytes, 0 EOF, -1. */

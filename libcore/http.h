@@ -61,6 +61,18 @@ int http_write_response(int fd, int status, const char *content_type,
 			const char *extra_headers, const void *body,
 			size_t len);
 
+/*
+ * The head http_write_response() writes, formatted into buf[cap]: its
+ * length, or -1 with EOVERFLOW when it does not fit. No allocation.
+ */
+int http_format_head(char *buf, size_t cap, int status,
+		     const char *content_type, const char *extra_headers,
+		     size_t len);
+
+/* The body of http_write_error(), "STATUS REASON: detail\n", into
+ * buf[cap] (cap > 0; truncated to fit): its length. */
+size_t http_error_body(char *buf, size_t cap, int status, const char *detail);
+
 /* A plain-text error response: "STATUS REASON: detail\n". */
 int http_write_error(int fd, int status, const char *detail);
 

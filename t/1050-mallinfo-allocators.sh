@@ -11,9 +11,12 @@ libdir=$(dirname "$(ldconfig -p 2>/dev/null |
 	sed -n 's/.*libc\.so\.6 (libc6,x86-64) => //p' | head -1)")
 [ -n "$libdir" ] && [ "$libdir" != . ] || libdir=/usr/lib/x86_64-linux-gnu
 
-# A python3 that allocates about 100 MB of 1000-byte objects, then waits.
-workload='import time
+# A python3 that allocates about 100 MB of 1000-byte objects, then waits
+# with a second thread, as servers do: the agent serves its socket from a
+# thread of its own only in a program that has threads (palloc(7)).
+workload='import threading, time
 x = [bytes(1000) for i in range(100000)]
+threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
 open("ready", "w").close()
 time.sleep(30)'
 

@@ -35,8 +35,10 @@ check "pattern %e %p %n" test -n "$(ls sub-alloc-exact-[0-9]*-1.pb.gz 2>/dev/nul
 cd .. || exit 99
 
 mkdir iv && cd iv || exit 99
+# tick, not sleep: a single-threaded program writes its periodic profiles
+# from its own allocations (palloc(7), Threads).
 LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=1 PALLOC_INTERVAL=0.2 \
-	PALLOC_OUTPUT='iv.%n.pb.gz' alloc-exact sleep 1100 >/dev/null
+	PALLOC_OUTPUT='iv.%n.pb.gz' alloc-exact tick 1100 >/dev/null
 n=$(ls iv.*.pb.gz | wc -l)
 # No timing assertion (a loaded machine may delay the dumper): the run must
 # give the periodic files numbered from 1 plus the exit file.

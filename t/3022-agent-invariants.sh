@@ -35,7 +35,7 @@ check "the site that keeps every block: inuse $i = alloc $a" \
 # The stats at a rate that samples nothing: the sampled peak (0) beside
 # the allocator's inuse (what run-workload keeps).
 LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=0 PALLOC_OUTPUT=/dev/null \
-	run-workload 100 10000 wait >wait.txt 2>&1 &
+	run-workload 100 10000 serve >wait.txt 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cd /; rm -rf "$T"' EXIT
 stats_when_ready $pid wait.txt stats.json

@@ -68,7 +68,7 @@ comments w.pb.gz cw.txt
 check "its profile has the figures, no warning" \
 	sh -c "grep -q '^memory at exit: anonymous' cw.txt && ! grep -q '^warning:' cw.txt"
 LD_PRELOAD="$PALLOC_AGENT" PALLOC_OUTPUT=/dev/null \
-	run-workload 100 100000 wait >wait2.txt 2>&1 &
+	run-workload 100 100000 serve >wait2.txt 2>&1 &
 pid=$!
 stats_when_ready $pid wait2.txt stats2.json
 kill $pid

@@ -116,9 +116,11 @@ check "SIGTERM forwarded, handled: status 0, profile written" \
 check "SIGTERM forwarded: one summary line" \
 	grep -Eq "$(line_re sig.pb.gz keep_blocks)" err
 
-# -i with %n: one profile per interval, each reported; --peak adds the two
-# peak sample types. %s is no conversion: it stays as it is.
-run_ready -r 1 -i 0.5 --peak -o 'iv.%s.%n.pb.gz' run-workload 10 1000 wait
+# -i with %n: one profile per interval of a program with threads (a
+# single-threaded one writes them only as it allocates), each reported;
+# --peak adds the two peak sample types. %s is no conversion: it stays as
+# it is.
+run_ready -r 1 -i 0.5 --peak -o 'iv.%s.%n.pb.gz' run-workload 10 1000 serve
 sleep 1.8
 stop_rc
 n=$(ls iv.%s.*.pb.gz 2>/dev/null | wc -l)

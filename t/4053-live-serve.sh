@@ -9,7 +9,10 @@ jqe() { jq -e "$@" >/dev/null; }
 
 LD_PRELOAD=$PALLOC_AGENT leaker --seconds 60 --rate 4194304 2>leaker.err &
 pid=$!
-LD_PRELOAD=$PALLOC_AGENT leaker --seconds 60 --rate 65536 2>leaker2.err &
+# A slow allocator, single-threaded: served from its sampled allocations
+# (palloc(7), Threads), so sample often enough to answer promptly.
+LD_PRELOAD=$PALLOC_AGENT PALLOC_SAMPLE_RATE=4096 leaker --seconds 60 \
+	--rate 65536 2>leaker2.err &
 pid2=$!
 server=
 trap 'kill $pid $pid2 $server 2>/dev/null; wait $pid $pid2 2>/dev/null;

@@ -13,7 +13,10 @@ freeport() {
 s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-LD_PRELOAD=$PALLOC_AGENT leaker --seconds 120 --rate 1048576 2>leaker.err &
+# Single-threaded: served from its sampled allocations (palloc(7),
+# Threads), so sample often enough to answer every scrape promptly.
+LD_PRELOAD=$PALLOC_AGENT PALLOC_SAMPLE_RATE=65536 leaker --seconds 120 \
+	--rate 1048576 2>leaker.err &
 pid=$!
 server=
 prom=

@@ -51,6 +51,6 @@ stats_when_ready() {
 	_dir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/palloc}
 	[ -n "$_dir" ] && [ -d "$XDG_RUNTIME_DIR" ] || _dir=/tmp/palloc-$(id -u)
 	retry 100 0.1 test -S "$_dir/$1.sock"
-	curl -sf --unix-socket "$_dir/$1.sock" -o "$3" \
+	curl -sf --max-time 30 --unix-socket "$_dir/$1.sock" -o "$3" \
 		http://palloc/debug/palloc/stats
 }

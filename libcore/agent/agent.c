@@ -40,6 +40,8 @@ double agent_dropped_bytes;
 int64_t agent_exact_inuse, agent_exact_peak;
 
 #define MAX_DEPTH_LIMIT 256
+/* PALLOC_INTERVAL below this is raised to it: every dump writes a file. */
+#define INTERVAL_MIN_NS 100000000u /* 0.1 s */
 #define EXIT_LOCK_TRIES 200 /* x 5 ms: give up on the exit dump after 1 s */
 
 static struct {
@@ -52,6 +54,9 @@ static struct {
 	int exit_done;
 	bool interval_running;
 	int interval_stop;
+	bool threaded;	   /* the program has threads: agent threads run */
+	bool want_threads; /* a thread was created before init */
+	uint64_t next_interval_ns, next_peak_ns; /* safe point dumps */
 	char cmdline[2048];
 } ag;
 
@@ -138,7 +143,11 @@ static void read_config(void)
 	}
 	v = getenv("PALLOC_INTERVAL");
 	if (v) {
-		if (num_parse_seconds(v, &u) == 0) {
+		if (num_parse_seconds(v, &u) == 0 && u && u < INTERVAL_MIN_NS) {
+			agent_cfg.interval_ns = INTERVAL_MIN_NS;
+			bad_env("PALLOC_INTERVAL", v,
+				"below the minimum of 0.1 seconds; using 0.1");
+		} else if (num_parse_seconds(v, &u) == 0) {
 			agent_cfg.interval_ns = u;
 		} else {
 			fmt_init(&b, why, sizeof(why));
@@ -906,6 +915,9 @@ static void start_peak_thread(void)
  * had a second thread cannot have inherited the lock held.
  */
 static bool fork_single_threaded;
+/* Set in a fork child answering lookups from the copy, until the probe
+ * has seen the loader free. */
+static bool loader_unsafe;
 
 static int probe_visit(struct dl_phdr_info *info PALLOC_UNUSED,
 		       size_t size PALLOC_UNUSED, void *arg PALLOC_UNUSED)
@@ -921,20 +933,30 @@ static void *loader_probe_main(void *arg PALLOC_UNUSED)
 	agent_guard_enter();
 	modtab_real_iterate(probe_visit, NULL);
 	modtab_child_end();
+	__atomic_store_n(&loader_unsafe, false, __ATOMIC_RELEASE);
 	agent_guard_leave();
 	return NULL;
 }
 
-/* In a fork child: use the copy until the probe says the loader is free.
- * Without the probe thread the copy stays in use. */
+/*
+ * In a fork child of a threaded parent: answer the unwinder's and the
+ * agent's own lookups from the copy. The probe that ends this is a thread,
+ * so it starts only once the child has threads of its own
+ * (agent_program_threaded); a child that stays single-threaded keeps the
+ * copy (objects it loads itself are then missing from its stacks).
+ */
 static void loader_guard_child(void)
+{
+	if (!fork_single_threaded && modtab_child_begin())
+		__atomic_store_n(&loader_unsafe, true, __ATOMIC_RELEASE);
+}
+
+static void start_loader_probe(void)
 {
 	pthread_t th;
 	pthread_attr_t attr;
 	sigset_t all, old;
 
-	if (fork_single_threaded || !modtab_child_begin())
-		return;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
@@ -952,9 +974,21 @@ static void loader_guard_child(void)
  * across fork so allocations by other prepare handlers, or glibc's own,
  * cannot come back into a locked agent.
  */
+static __thread bool fork_nested __attribute__((tls_model("initial-exec")));
+
 static void fork_prepare(void)
 {
+	/*
+	 * A fork from a signal handler that interrupted the agent on this
+	 * thread (inside free or a sample, holding the stack-table lock):
+	 * taking the locks would wait for ever on ourselves. Take none; the
+	 * child, whose tables may be half-updated, stops profiling and
+	 * touches none of them (fork_child).
+	 */
+	fork_nested = agent_tls.guard > 0;
 	agent_guard_enter();
+	if (fork_nested)
+		return;
 	agent_lock(&agent_dump_lock);
 	fork_single_threaded = __libc_single_threaded;
 	if (agent_mode == AGENT_ON && agent_cfg.follow_children &&
@@ -967,6 +1001,10 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
+	if (fork_nested) {
+		agent_guard_leave();
+		return;
+	}
 	arena_unlock(&agent_arena);
 	pthread_mutex_unlock(&agent_reg_lock);
 	agent_unlock(&agent_tab_lock);
@@ -983,6 +1021,15 @@ static void fork_parent(void)
  */
 static void fork_child(void)
 {
+	if (fork_nested) {
+		/* The handler's frame below still runs agent code: leave
+		 * every lock and table as they are, and stay out of them. */
+		if (agent_mode == AGENT_ON)
+			__atomic_store_n(&agent_mode, AGENT_DISABLED,
+					 __ATOMIC_RELEASE);
+		agent_guard_leave();
+		return;
+	}
 	arena_reset_lock(&agent_arena);
 	pthread_mutex_init(&agent_reg_lock, NULL);
 	agent_lock_reset(&agent_tab_lock);
@@ -1002,18 +1049,105 @@ static void fork_child(void)
 		ag.start_realtime_ns = realtime_ns();
 		ag.alloc_at_init = 0;
 		ag.interval_running = false;
+		/* Single-threaded again: no agent thread until it has some. */
+		__atomic_store_n(&ag.threaded, false, __ATOMIC_RELEASE);
+		ag.next_interval_ns = ag.start_ns + agent_cfg.interval_ns;
+		ag.next_peak_ns = ag.start_ns;
 	}
 	agent_threads_after_fork_child();
 	if (agent_mode == AGENT_ON) {
 		loader_guard_child();
 		agent_output_after_fork();
 		peak_written = 0;
-		start_interval_thread();
-		start_peak_thread();
 		if (control_after_fork_child)
 			control_after_fork_child();
 	}
 	agent_guard_leave();
+}
+
+/* ---- the agent's threads: only in a program that has threads ---- */
+
+/*
+ * A thread of the agent's would make a single-threaded program
+ * multithreaded behind its back: glibc leaves its single-thread paths for
+ * good (a malloc in a signal handler, unsafe but common, then deadlocks
+ * on the arena lock), and unshare(CLONE_NEWUSER) fails with EINVAL. So the
+ * periodic and peak dumpers, the control server and a fork child's
+ * loader probe start only when the program creates a thread of its own
+ * (pthread_create, below) or a thread other than the main one first
+ * reaches the agent (hooks.c: threads made by glibc itself or by clone).
+ * Until then agent_safe_point() does their work from the program's own
+ * thread, at the slow path of its allocations. palloc(7) says so.
+ */
+void agent_program_threaded(void)
+{
+	if (__atomic_load_n(&agent_mode, __ATOMIC_ACQUIRE) != AGENT_ON) {
+		__atomic_store_n(&ag.want_threads, true, __ATOMIC_RELEASE);
+		return;
+	}
+	if (__atomic_exchange_n(&ag.threaded, true, __ATOMIC_ACQ_REL))
+		return;
+	agent_guard_enter();
+	start_interval_thread();
+	start_peak_thread();
+	if (__atomic_load_n(&loader_unsafe, __ATOMIC_ACQUIRE))
+		start_loader_probe();
+	if (control_start_thread && control_start_thread() < 0)
+		fmt_warn("control socket served from allocations only: %s",
+			 msg_last());
+	agent_guard_leave();
+}
+
+void agent_safe_point(void)
+{
+	uint64_t now;
+
+	if (__atomic_load_n(&ag.threaded, __ATOMIC_RELAXED))
+		return;
+	if (control_serve_inline)
+		control_serve_inline();
+	if (!agent_cfg.interval_ns && !(agent_cfg.peak && agent_cfg.rate))
+		return;
+	now = agent_now_ns();
+	if (agent_cfg.interval_ns && now >= ag.next_interval_ns) {
+		ag.next_interval_ns = now + agent_cfg.interval_ns;
+		if (dump(NULL, false, NULL, 0) < 0 && errno != ESHUTDOWN)
+			fmt_warn("periodic profile not written: %s",
+				 msg_last());
+	}
+	if (agent_cfg.peak && agent_cfg.rate && now >= ag.next_peak_ns) {
+		ag.next_peak_ns = now + 1000000000u;
+		peak_maybe_write(false);
+	}
+}
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
+				 void *(*)(void *), void *);
+static pthread_create_fn real_pthread_create;
+
+static void resolve_pthread_create(void)
+{
+	pthread_create_fn f;
+
+	if (__atomic_load_n(&real_pthread_create, __ATOMIC_ACQUIRE))
+		return;
+	agent_guard_enter(); /* dlsym may calloc */
+	f = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	agent_guard_leave();
+	__atomic_store_n(&real_pthread_create, f, __ATOMIC_RELEASE);
+}
+
+/* The program's threads start the agent's first (their calls come with
+ * the guard clear; the agent's own, guarded, pass straight on). */
+PALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+				 void *(*fn)(void *), void *arg)
+{
+	resolve_pthread_create();
+	if (!real_pthread_create)
+		return EAGAIN;
+	if (!agent_tls.guard)
+		agent_program_threaded();
+	return real_pthread_create(th, attr, fn, arg);
 }
 
 /* ---- start and exit ---- */
@@ -1116,6 +1250,7 @@ __attribute__((constructor(101))) static void agent_init(void)
 	if (agent_mode != AGENT_OFF)
 		return;
 	real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+	resolve_pthread_create();
 	agent_guard_enter();
 	ag.start_ns = agent_now_ns();
 	ag.start_realtime_ns = realtime_ns();
@@ -1151,9 +1286,11 @@ __attribute__((constructor(101))) static void agent_init(void)
 					(agent_tls.state == AGENT_THREAD_NEW);
 	__atomic_store_n(&agent_mode, AGENT_ON, __ATOMIC_RELEASE);
 	agent_thread_setup(&agent_tls);
-	start_interval_thread();
-	start_peak_thread();
+	ag.next_interval_ns = ag.start_ns + agent_cfg.interval_ns;
+	ag.next_peak_ns = ag.start_ns;
 	if (control_start)
 		control_start();
+	if (__atomic_load_n(&ag.want_threads, __ATOMIC_ACQUIRE))
+		agent_program_threaded();
 	agent_guard_leave();
 }

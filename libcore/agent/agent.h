@@ -109,13 +109,20 @@ const char *agent_program_name(void);
 
 /*
  * Provided by control.c (helper F); weak so the agent links without it.
- * control_start() runs at the end of agent init (returns 0 or -1; a
- * failure is reported by control.c itself and does not stop the agent),
- * control_stop() at exit, before the exit dump, control_after_fork_child()
- * in the pthread_atfork child handler, after the agent's own locks are
- * reset. All three are called with the guard set.
+ * control_start() makes the listening socket at the end of agent init
+ * (returns 0 or -1; a failure is reported by control.c itself and does
+ * not stop the agent); nothing serves it until control_start_thread()
+ * (once the program has threads of its own; idempotent; 0 or -1 with
+ * msg_set()) or control_serve_inline() (from the program's own thread at
+ * the slow path of an allocation: serves what is ready without waiting,
+ * rate-limited). control_stop() runs at exit, before the exit dump,
+ * control_after_fork_child() in the pthread_atfork child handler, after
+ * the agent's own locks are reset (it makes the child's socket; no
+ * thread). All are called with the guard set.
  */
 int control_start(void) __attribute__((weak));
+int control_start_thread(void) __attribute__((weak));
+void control_serve_inline(void) __attribute__((weak));
 void control_stop(void) __attribute__((weak));
 void control_after_fork_child(void) __attribute__((weak));
 

@@ -169,6 +169,14 @@ int agent_threads_init(void);
 
 /* agent.c */
 
+/* The program has (or is about to have) a thread of its own: start the
+ * agent's threads, once (before init: at init). Guard may be held. */
+void agent_program_threaded(void);
+/* In a single-threaded program, from the slow path of an allocation
+ * (guard held, the real allocator's call finished): serve the control
+ * socket without waiting, write due periodic and peak profiles. */
+void agent_safe_point(void);
+
 /* Seconds of CLOCK_MONOTONIC as nanoseconds. */
 uint64_t agent_now_ns(void);
 

@@ -21,28 +21,44 @@
 #include <unistd.h>
 
 /*
- * Why one thread, serving one connection at a time: the requests are rare
- * (a person, a scraper every few seconds), each costs one snapshot of the
- * stack table, and a single thread bounds what the agent can ever take
- * from the program. A ?seconds=N request holds the thread for N seconds;
- * other clients wait in the listen backlog meanwhile (N is capped).
+ * Who serves: the socket is made at init, but a thread is started only
+ * once the program has threads of its own (agent.c calls
+ * control_start_thread()): an agent thread in a single-threaded program
+ * would change it (glibc leaves its single-thread paths for good, unshare
+ * CLONE_NEWUSER fails with EINVAL). Until then the program's own thread
+ * serves, from control_serve_inline() at the agent's slow path of an
+ * allocation (sample points), at most every CONTROL_INLINE_MS, without
+ * waiting: only what is ready is read or written, and every phase of a
+ * connection has a total deadline. palloc(7) documents both.
  *
- * The thread runs with the reentrancy guard set for its whole life, so
- * every malloc it or the libraries it calls make (dlopen, opendir,
- * open_memstream, qsort) goes to the real allocator untracked. Profiles
- * are built in the agent's arena (agent_build_profile, agent_allocator).
+ * One thread (or the program's thread) serves everything: the requests
+ * are rare (a person, a scraper every few seconds), each costs one
+ * snapshot of the stack table, and a single server bounds what the agent
+ * can ever take from the program.
+ *
+ * The server runs with the reentrancy guard set, so every malloc it or
+ * the libraries it calls make (dlopen, opendir, open_memstream, qsort)
+ * goes to the real allocator untracked. Profiles are built in the agent's
+ * arena (agent_build_profile, agent_allocator).
  */
 
 #define CONTROL_BACKLOG 16
-#define CONTROL_HEAD_TIMEOUT_MS 2000 /* a silent client is dropped */
-#define CONTROL_SEND_TIMEOUT_S 10    /* a client that stops reading */
-#define CONTROL_MAX_SECONDS 3600     /* cap of ?seconds=N */
+#define CONTROL_MAX_CONNS                                                      \
+	16			 /* served together; then the oldest           \
+				  * silent one gives its slot up */
+#define CONTROL_READ_MS 2000	 /* to send the whole request */
+#define CONTROL_WRITE_MS 10000	 /* to take the whole response */
+#define CONTROL_MAX_SECONDS 3600 /* cap of ?seconds=N */
+#define CONTROL_INLINE_MS 50	 /* inline serving: at most this often */
 
 static struct {
 	int lfd;
 	pid_t pid; /* the process that bound path */
 	char path[CTLSOCK_PATH_MAX];
 	bool running;
+	bool thread;  /* the control thread is started */
+	bool serving; /* the loop runs (thread or inline) */
+	long inline_ms;
 	dev_t dev; /* identity of the listening socket, see still_ours() */
 	ino_t ino;
 } ctl = {.lfd = -1};
@@ -289,42 +305,96 @@ out:
 	return q;
 }
 
+/* ---- connections ---- */
+
+/*
+ * Up to CONTROL_MAX_CONNS connections are served together, by poll():
+ * each is reading its request, waiting for the second snapshot of a
+ * ?seconds=N request, or writing its response, and each phase has a total
+ * deadline (not a per-read timeout, which a client trickling a byte at a
+ * time would renew forever). A slow or silent client therefore delays no
+ * other: when every slot is taken, a new connection takes the slot of the
+ * one that has been reading its request longest (or else waiting
+ * longest). Building a profile is the only step that serves one client at
+ * a time, and it never waits on a client.
+ */
+enum conn_state { CONN_FREE = 0, CONN_READ, CONN_WAIT, CONN_WRITE };
+
+struct conn {
+	int state;
+	int fd;
+	bool eof;      /* the client half-closed (palloc-dump does) */
+	bool allocs;   /* ?seconds=N on /debug/pprof/allocs */
+	long since;    /* ms, accepted: eviction order */
+	long deadline; /* ms: the end of the current phase */
+	struct pprof_profile *p0; /* ?seconds=N: the first snapshot */
+	char *out;		  /* the whole response (real malloc) */
+	size_t outlen, outoff, inlen;
+	char in[HTTP_HEAD_MAX];
+};
+
+static struct conn conns[CONTROL_MAX_CONNS];
+
+static void conn_close(struct conn *c)
+{
+	if (c->state == CONN_FREE)
+		return;
+	close(c->fd);
+	free(c->out);
+	if (c->p0)
+		pprof_free(c->p0);
+	c->out = NULL;
+	c->p0 = NULL;
+	c->state = CONN_FREE;
+}
+
+/* Queue a response; the loop sends it by the write deadline. */
+static void respond(struct conn *c, int status, const char *type,
+		    const char *extra, const void *body, size_t len)
+{
+	char head[1024];
+	int n = http_format_head(head, sizeof(head), status, type, extra, len);
+
+	if (n >= 0)
+		c->out = malloc((size_t)n + len);
+	if (n < 0 || !c->out) {
+		conn_close(c);
+		return;
+	}
+	memcpy(c->out, head, (size_t)n);
+	if (len)
+		memcpy(c->out + n, body, len);
+	c->outlen = (size_t)n + len;
+	c->outoff = 0;
+	c->state = CONN_WRITE;
+	c->deadline = now_ms() + CONTROL_WRITE_MS;
+}
+
+static void respond_error(struct conn *c, int status, const char *detail)
+{
+	char body[512];
+	size_t n = http_error_body(body, sizeof(body), status, detail);
+
+	respond(c, status, "text/plain; charset=utf-8", NULL, body, n);
+}
+
 /* ---- handlers ---- */
 
-static void send_profile(int fd, struct pprof_profile *p, const char *name)
+static void send_profile(struct conn *c, struct pprof_profile *p,
+			 const char *name)
 {
 	void *buf = NULL;
 	size_t len = 0;
 	char hdr[128];
 
 	if (pprof_encode(p, true, &buf, &len) < 0) {
-		http_write_error(fd, 500, msg_last());
+		respond_error(c, 500, msg_last());
 		return;
 	}
 	snprintf(hdr, sizeof(hdr),
 		 "Content-Disposition: attachment; filename=\"%s\"\r\n", name);
-	http_write_response(fd, 200, "application/octet-stream", hdr, buf, len);
+	respond(c, 200, "application/octet-stream", hdr, buf, len);
 	pprof_free_buffer(p, buf);
-}
-
-/* Sleep seconds, in steps, giving up early when the agent is stopping. */
-static bool wait_seconds(unsigned seconds)
-{
-	long end = now_ms() + seconds * 1000L;
-
-	while (__atomic_load_n(&ctl.running, __ATOMIC_ACQUIRE)) {
-		long left = end - now_ms();
-		struct timespec ts;
-
-		if (left <= 0)
-			return true;
-		if (left > 200)
-			left = 200;
-		ts.tv_sec = 0;
-		ts.tv_nsec = left * 1000000L;
-		nanosleep(&ts, NULL);
-	}
-	return false;
 }
 
 /* A decimal from 1 to CONTROL_MAX_SECONDS (num.c is not in the agent). */
@@ -347,60 +417,70 @@ static int parse_seconds(const char *s, uint64_t *out)
 	return 0;
 }
 
-static void handle_profile(int fd, const struct http_request *req, bool allocs)
+static void handle_profile(struct conn *c, const struct http_request *req,
+			   bool allocs)
 {
-	struct pprof_profile *p, *p0, *d;
+	struct pprof_profile *p0;
 	char val[32];
 	uint64_t seconds = 0;
 	int r = http_query_get(req->query, "seconds", val, sizeof(val));
 
 	if (r < 0 || (r > 0 && (parse_seconds(val, &seconds) < 0))) {
-		http_write_error(fd, 400,
-				 "seconds must be an integer from 1 "
-				 "to 3600");
+		respond_error(c, 400,
+			      "seconds must be an integer from 1 "
+			      "to 3600");
 		return;
 	}
 	r = http_query_get(req->query, "debug", val, sizeof(val));
 	if (r != 0 && strcmp(val, "0") != 0) {
-		http_write_error(fd, 400,
-				 "only debug=0 (the binary profile) "
-				 "is served; palloc-dump --top "
-				 "prints text");
+		respond_error(c, 400,
+			      "only debug=0 (the binary profile) "
+			      "is served; palloc-dump --top "
+			      "prints text");
 		return;
 	}
 	p0 = agent_build_profile();
 	if (!p0) {
-		http_write_error(fd, 503, msg_last());
+		respond_error(c, 503, msg_last());
 		return;
 	}
 	if (!seconds) {
 		if (allocs)
 			pprof_set_default_sample_type(p0, "alloc_space");
-		send_profile(fd, p0, allocs ? "allocs" : "heap");
+		send_profile(c, p0, allocs ? "allocs" : "heap");
 		pprof_free(p0);
 		return;
 	}
-	if (!wait_seconds((unsigned)seconds)) {
-		pprof_free(p0);
-		http_write_error(fd, 503, "the agent is stopping");
-		return;
-	}
+	/* The loop comes back at the deadline, or drops the connection
+	 * (and p0) when the client hangs up. */
+	c->p0 = p0;
+	c->allocs = allocs;
+	c->state = CONN_WAIT;
+	c->deadline = now_ms() + (long)seconds * 1000L;
+}
+
+/* ?seconds=N: the second snapshot is due. */
+static void finish_delta(struct conn *c)
+{
+	struct pprof_profile *p0 = c->p0, *p, *d;
+
+	c->p0 = NULL;
 	p = agent_build_profile();
 	if (!p) {
 		pprof_free(p0);
-		http_write_error(fd, 503, msg_last());
+		respond_error(c, 503, msg_last());
 		return;
 	}
 	d = profile_delta(p0, p);
 	pprof_free(p0);
 	pprof_free(p);
 	if (!d) {
-		http_write_error(fd, 500, msg_last());
+		respond_error(c, 500, msg_last());
 		return;
 	}
-	if (allocs)
+	if (c->allocs)
 		pprof_set_default_sample_type(d, "alloc_space");
-	send_profile(fd, d, allocs ? "allocs-delta" : "heap-delta");
+	send_profile(c, d, c->allocs ? "allocs-delta" : "heap-delta");
 	pprof_free(d);
 }
 
@@ -442,14 +522,13 @@ static void json_u64s(struct abuf *b, const char *const *keys,
 			    (unsigned long long)v[i]);
 }
 
-static void send_json(int fd, struct abuf *b)
+static void send_json(struct conn *c, struct abuf *b)
 {
 	abuf_printf(b, "}\n");
 	if (b->oom)
-		http_write_error(fd, 500, "out of memory");
+		respond_error(c, 500, "out of memory");
 	else
-		http_write_response(fd, 200, "application/json", NULL, b->p,
-				    b->len);
+		respond(c, 200, "application/json", NULL, b->p, b->len);
 	abuf_free(b);
 }
 
@@ -484,10 +563,10 @@ static void unseen_json(struct abuf *b)
 	}
 }
 
-static void handle_stats(int fd)
+static void handle_stats(struct conn *c)
 {
 	struct agent_stats st;
-	struct allocstats_comparable c;
+	struct allocstats_comparable cmp;
 	enum allocstats_kind k;
 	struct abuf b = {0};
 	int64_t sampled = sampled_inuse();
@@ -496,8 +575,8 @@ static void handle_stats(int fd)
 
 	memset(&st, 0, sizeof(st));
 	agent_get_stats(&st);
-	k = allocstats_comparable(&c);
-	inuse = st.exact ? st.inuse_bytes : c.allocated_bytes;
+	k = allocstats_comparable(&cmp);
+	inuse = st.exact ? st.inuse_bytes : cmp.allocated_bytes;
 	/*
 	 * The peak is never below what is in use now (palloc(7)): the
 	 * sampled peak is an estimate of requested bytes, the allocator's
@@ -537,21 +616,22 @@ static void handle_stats(int fd)
 				     st.dropped_bytes, st.stack_count},
 		  4);
 	abuf_printf(&b, ",\"allocator\":\"%s\"", allocstats_name(k));
-	abuf_json_i64(&b, true, "allocator_allocated_bytes", c.allocated_bytes);
+	abuf_json_i64(&b, true, "allocator_allocated_bytes",
+		      cmp.allocated_bytes);
 	unseen_json(&b);
-	send_json(fd, &b);
+	send_json(c, &b);
 }
 
-static void handle_mallinfo(int fd)
+static void handle_mallinfo(struct conn *c)
 {
 	struct abuf b = {0};
 
 	json_head(&b, "palloc-mallinfo");
 	allocstats_json(&b);
-	send_json(fd, &b);
+	send_json(c, &b);
 }
 
-static void handle_index(int fd)
+static void handle_index(struct conn *c)
 {
 	static const char body[] = "palloc agent endpoints:\n"
 				   "/debug/pprof/heap\n"
@@ -560,8 +640,8 @@ static void handle_index(int fd)
 				   "/debug/palloc/stats\n"
 				   "/debug/palloc/mallinfo\n";
 
-	http_write_response(fd, 200, "text/plain; charset=utf-8", NULL, body,
-			    sizeof(body) - 1);
+	respond(c, 200, "text/plain; charset=utf-8", NULL, body,
+		sizeof(body) - 1);
 }
 
 /* Only the socket's own user (and root) may talk to the agent. */
@@ -575,81 +655,26 @@ static bool peer_allowed(int fd)
 	return cr.uid == 0 || cr.uid == geteuid();
 }
 
-/*
- * Read the request head: at most HTTP_HEAD_MAX bytes within
- * CONTROL_HEAD_TIMEOUT_MS in total, so a slow or silent client cannot hold
- * the thread. Returns 1 parsed, 0 nothing came, -1 malformed or too slow.
- */
-static int read_request(int fd, struct http_request *req)
+static void dispatch(struct conn *c, const struct http_request *req)
 {
-	char buf[HTTP_HEAD_MAX];
-	size_t len = 0;
-	long deadline = now_ms() + CONTROL_HEAD_TIMEOUT_MS;
-
-	while (len < sizeof(buf)) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		long left = deadline - now_ms();
-		ssize_t n;
-		int r;
-
-		if (left <= 0)
-			return len ? -1 : 0;
-		r = poll(&pfd, 1, (int)left);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return len ? -1 : 0;
-		n = read(fd, buf + len, sizeof(buf) - len);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0)
-			return len ? -1 : 0;
-		len += (size_t)n;
-		r = http_parse_request(buf, len, req);
-		if (r != 0)
-			return r;
-	}
-	return -1;
-}
-
-static void serve_one(int fd)
-{
-	struct http_request req;
-	struct timeval tv = {.tv_sec = CONTROL_HEAD_TIMEOUT_MS / 1000};
-	int r;
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	tv.tv_sec = CONTROL_SEND_TIMEOUT_S;
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (!peer_allowed(fd)) {
-		http_write_error(fd, 403, "not the agent's user");
-		return;
-	}
-	r = read_request(fd, &req);
-	if (r == 0)
-		return;
-	if (r < 0) {
-		http_write_error(fd, 400, "malformed request");
-		return;
-	}
-	if (strcmp(req.method, "GET") != 0) {
-		http_write_error(fd, 405, "only GET is served");
-		return;
-	}
-	if (strcmp(req.path, "/debug/pprof/heap") == 0)
-		handle_profile(fd, &req, false);
-	else if (strcmp(req.path, "/debug/pprof/allocs") == 0)
-		handle_profile(fd, &req, true);
-	else if (strcmp(req.path, "/debug/palloc/stats") == 0)
-		handle_stats(fd);
-	else if (strcmp(req.path, "/debug/palloc/mallinfo") == 0)
-		handle_mallinfo(fd);
-	else if (strcmp(req.path, "/") == 0 ||
-		 strcmp(req.path, "/debug/pprof/") == 0)
-		handle_index(fd);
+	if (strcmp(req->method, "GET") != 0)
+		respond_error(c, 405, "only GET is served");
+	else if (strcmp(req->path, "/debug/pprof/heap") == 0)
+		handle_profile(c, req, false);
+	else if (strcmp(req->path, "/debug/pprof/allocs") == 0)
+		handle_profile(c, req, true);
+	else if (strcmp(req->path, "/debug/palloc/stats") == 0)
+		handle_stats(c);
+	else if (strcmp(req->path, "/debug/palloc/mallinfo") == 0)
+		handle_mallinfo(c);
+	else if (strcmp(req->path, "/") == 0 ||
+		 strcmp(req->path, "/debug/pprof/") == 0)
+		handle_index(c);
 	else
-		http_write_error(fd, 404, "no such endpoint");
+		respond_error(c, 404, "no such endpoint");
 }
+
+/* ---- the loop ---- */
 
 /*
  * Whether lfd is still the socket control_start() made. A daemon that
@@ -665,46 +690,248 @@ static bool still_ours(int lfd)
 	       st.st_dev == ctl.dev && st.st_ino == ctl.ino;
 }
 
+/* Read what the client sent; answer once the request head is complete. */
+static void conn_read(struct conn *c)
+{
+	struct http_request req;
+	ssize_t n = read(c->fd, c->in + c->inlen, sizeof(c->in) - c->inlen);
+	int r;
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		/* Gone, or said nothing: no answer. */
+		if (c->inlen == 0 || n < 0)
+			conn_close(c);
+		else
+			respond_error(c, 400, "malformed request");
+		return;
+	}
+	c->inlen += (size_t)n;
+	r = http_parse_request(c->in, c->inlen, &req);
+	if (r > 0)
+		dispatch(c, &req);
+	else if (r < 0 || c->inlen == sizeof(c->in))
+		respond_error(c, 400, "malformed request");
+}
+
+/* A client waiting for its delta: drain, and notice a half-close. */
+static void conn_drain(struct conn *c)
+{
+	char buf[256];
+	ssize_t n = read(c->fd, buf, sizeof(buf));
+
+	if (n == 0)
+		c->eof = true;
+	else if (n < 0 && errno != EINTR && errno != EAGAIN)
+		conn_close(c);
+}
+
+static void conn_write(struct conn *c)
+{
+	ssize_t n = send(c->fd, c->out + c->outoff, c->outlen - c->outoff,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		conn_close(c);
+		return;
+	}
+	c->outoff += (size_t)n;
+	if (c->outoff == c->outlen)
+		conn_close(c);
+}
+
+/* A phase's deadline passed. */
+static void conn_expire(struct conn *c)
+{
+	if (c->state == CONN_WAIT)
+		finish_delta(c);
+	else if (c->state == CONN_READ && c->inlen)
+		respond_error(c, 400,
+			      "request not complete within the deadline");
+	else
+		conn_close(c);
+}
+
+/* A free slot, or the one to give up for a new client (NULL: none). */
+static struct conn *free_slot(void)
+{
+	struct conn *victim = NULL;
+
+	for (size_t i = 0; i < CONTROL_MAX_CONNS; i++) {
+		struct conn *c = &conns[i];
+
+		if (c->state == CONN_FREE)
+			return c;
+		if (c->state == CONN_WRITE)
+			continue;
+		if (!victim ||
+		    (c->state == CONN_READ && (victim->state != CONN_READ ||
+					       c->since < victim->since)) ||
+		    (c->state == victim->state && c->since < victim->since))
+			victim = c;
+	}
+	if (victim)
+		conn_close(victim);
+	return victim;
+}
+
+/* Accept what waits. -1 when lfd is shut down or no longer ours. */
+static int accept_new(int lfd)
+{
+	for (int i = 0; i < CONTROL_MAX_CONNS; i++) {
+		struct conn *c;
+		/* moved high at once: the program owns the low numbers */
+		int fd = agent_fd_high(
+			accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK));
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EAGAIN || errno == EMFILE ||
+			    errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				return 0;
+			return -1; /* EINVAL after shutdown(): stopping */
+		}
+		if (!still_ours(lfd)) {
+			close(fd);
+			return -1;
+		}
+		c = free_slot();
+		if (!c) {
+			close(fd);
+			return 0;
+		}
+		memset(c, 0, offsetof(struct conn, in));
+		c->fd = fd;
+		c->since = now_ms();
+		c->state = CONN_READ;
+		c->deadline = c->since + CONTROL_READ_MS;
+		if (!peer_allowed(fd))
+			respond_error(c, 403, "not the agent's user");
+	}
+	return 0;
+}
+
+/*
+ * One round: wait up to timeout_ms (0: only what is ready) for the
+ * listening socket and the connections, then serve what is ready and
+ * what is due. -1 when the listening socket is gone.
+ */
+static int control_poll(int lfd, int timeout_ms)
+{
+	struct pollfd pfd[CONTROL_MAX_CONNS + 1];
+	struct conn *pc[CONTROL_MAX_CONNS + 1];
+	long now = now_ms(), next = now + timeout_ms;
+	int n = 0, r;
+
+	for (size_t i = 0; i < CONTROL_MAX_CONNS; i++) {
+		struct conn *c = &conns[i];
+
+		if (c->state != CONN_FREE && now >= c->deadline)
+			conn_expire(c);
+		if (c->state == CONN_FREE)
+			continue;
+		if (c->deadline < next)
+			next = c->deadline;
+		pfd[n].fd = c->fd;
+		pfd[n].events = c->state == CONN_WRITE ? POLLOUT
+				: c->eof	       ? 0
+						       : POLLIN;
+		pfd[n].revents = 0;
+		pc[n++] = c;
+	}
+	pfd[n].fd = lfd;
+	pfd[n].events = POLLIN;
+	pfd[n].revents = 0;
+	r = poll(pfd, (nfds_t)n + 1, next > now ? (int)(next - now) : 0);
+	if (r < 0)
+		return errno == EINTR ? 0 : -1;
+	for (int i = 0; i < n; i++) {
+		struct conn *c = pc[i];
+		short ev = pfd[i].revents;
+
+		if (!ev)
+			continue;
+		if (c->state == CONN_WAIT && (ev & (POLLHUP | POLLERR)))
+			conn_close(c); /* hung up: the wait is cancelled */
+		else if (c->state == CONN_WAIT)
+			conn_drain(c);
+		else if (c->state == CONN_READ)
+			conn_read(c);
+		else if (c->state == CONN_WRITE)
+			conn_write(c);
+	}
+	if (pfd[n].revents & (POLLHUP | POLLERR | POLLNVAL))
+		return -1;
+	if (pfd[n].revents & POLLIN)
+		return accept_new(lfd);
+	return 0;
+}
+
+/* Drop every connection (a fork child's copies are the parent's). */
+static void conns_drop(void)
+{
+	for (size_t i = 0; i < CONTROL_MAX_CONNS; i++)
+		conn_close(&conns[i]);
+}
+
+/* Only one of the control thread and the program's thread (inline
+ * serving) runs the loop at a time. */
+static bool serving_try(void)
+{
+	return !__atomic_exchange_n(&ctl.serving, true, __ATOMIC_ACQUIRE);
+}
+
+static void serving_done(void)
+{
+	__atomic_store_n(&ctl.serving, false, __ATOMIC_RELEASE);
+}
+
 static void *control_thread(void *arg)
 {
 	int lfd = (int)(intptr_t)arg;
 
 	agent_guard_enter();
 	while (__atomic_load_n(&ctl.running, __ATOMIC_ACQUIRE)) {
-		int fd;
-
-		struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+		int r;
 
 		if (!still_ours(lfd))
 			break;
-		/* A blocked accept holds the lowest free number reserved
-		 * (the program's dup2 onto it fails with EBUSY): wait here,
-		 * accept only a pending connection, and move it high. */
-		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
-			break;
-		fd = agent_fd_high(accept4(lfd, NULL, NULL, SOCK_CLOEXEC));
-		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED ||
-			    errno == EAGAIN)
-				continue;
-			if (errno == EMFILE || errno == ENFILE ||
-			    errno == ENOBUFS || errno == ENOMEM) {
-				struct timespec ts = {0, 100000000L};
+		if (!serving_try()) {
+			struct timespec ts = {0, 1000000L};
 
-				nanosleep(&ts, NULL);
-				continue;
-			}
-			break; /* EINVAL after shutdown(): stopping */
+			nanosleep(&ts, NULL);
+			continue;
 		}
-		if (!still_ours(lfd)) {
-			close(fd);
+		r = control_poll(lfd, 1000);
+		serving_done();
+		if (r < 0)
 			break;
-		}
-		serve_one(fd);
-		close(fd);
 	}
 	agent_guard_leave();
 	return NULL;
+}
+
+void control_serve_inline(void)
+{
+	long now;
+
+	if (ctl.lfd < 0 || __atomic_load_n(&ctl.thread, __ATOMIC_ACQUIRE) ||
+	    !__atomic_load_n(&ctl.running, __ATOMIC_ACQUIRE))
+		return;
+	now = now_ms();
+	if (now - ctl.inline_ms < CONTROL_INLINE_MS && ctl.inline_ms)
+		return;
+	ctl.inline_ms = now;
+	if (!serving_try())
+		return;
+	if (!still_ours(ctl.lfd) || control_poll(ctl.lfd, 0) < 0)
+		__atomic_store_n(&ctl.running, false, __ATOMIC_RELEASE);
+	serving_done();
 }
 
 /* "palloc: control socket disabled: why" on stderr, in one write(2). */
@@ -724,11 +951,8 @@ int control_start(void)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char dir[CTLSOCK_PATH_MAX];
-	sigset_t all, old;
-	pthread_attr_t attr;
 	struct stat st;
-	pthread_t th;
-	int fd, rc;
+	int fd;
 
 	if (!agent_fd_room())
 		return -1; /* no descriptor of ours under a tight limit */
@@ -736,7 +960,7 @@ int control_start(void)
 	    ctlsock_path(dir, getpid(), ctl.path, sizeof(ctl.path)) < 0)
 		goto fail;
 	ctlsock_clean_stale(dir);
-	/* nonblocking: accept never waits (control_thread) */
+	/* nonblocking: accept never waits (control_poll) */
 	fd = agent_fd_high(
 		socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
 	if (fd < 0) {
@@ -768,29 +992,42 @@ int control_start(void)
 	ctl.ino = st.st_ino;
 	ctl.lfd = fd;
 	ctl.pid = getpid();
+	ctl.inline_ms = 0;
 	__atomic_store_n(&ctl.running, true, __ATOMIC_RELEASE);
+	return 0;
+fail:
+	control_warn();
+	ctl.path[0] = '\0';
+	return -1;
+}
+
+int control_start_thread(void)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t th;
+	int rc;
+
+	if (ctl.lfd < 0 || !__atomic_load_n(&ctl.running, __ATOMIC_ACQUIRE) ||
+	    __atomic_exchange_n(&ctl.thread, true, __ATOMIC_ACQ_REL))
+		return 0;
 	/* The thread inherits this mask: no program signal lands there. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
-	rc = pthread_create(&th, &attr, control_thread, (void *)(intptr_t)fd);
+	rc = pthread_create(&th, &attr, control_thread,
+			    (void *)(intptr_t)ctl.lfd);
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
+		/* The program's thread goes on serving. */
+		__atomic_store_n(&ctl.thread, false, __ATOMIC_RELEASE);
 		msg_set_errno(rc, "cannot start the control thread");
-		__atomic_store_n(&ctl.running, false, __ATOMIC_RELEASE);
-		unlink(ctl.path);
-		close(fd);
-		ctl.lfd = -1;
-		goto fail;
+		return -1;
 	}
 	return 0;
-fail:
-	control_warn();
-	ctl.path[0] = '\0';
-	return -1;
 }
 
 void control_stop(void)
@@ -820,6 +1057,9 @@ void control_after_fork_child(void)
 		close(ctl.lfd);
 	ctl.lfd = -1;
 	ctl.path[0] = '\0';
+	conns_drop();
 	__atomic_store_n(&ctl.running, false, __ATOMIC_RELEASE);
+	__atomic_store_n(&ctl.thread, false, __ATOMIC_RELEASE);
+	__atomic_store_n(&ctl.serving, false, __ATOMIC_RELEASE);
 	control_start();
 }

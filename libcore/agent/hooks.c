@@ -506,6 +506,11 @@ void agent_thread_setup(struct agent_thread *t)
 		registry = t;
 		t->state = AGENT_THREAD_LIVE;
 		pthread_mutex_unlock(&agent_reg_lock);
+		/* A second thread of the program, not made by the interposed
+		 * pthread_create (C11 thrd_create, glibc's own helpers). */
+		if (agent_mode == AGENT_ON && !t->agent_thread &&
+		    gettid() != getpid())
+			agent_program_threaded();
 		if (thread_key_ok) {
 			/* pthread_setspecific may calloc a key page. */
 			t->guard++;
@@ -686,6 +691,10 @@ static __attribute__((noinline)) void *alloc_slow(struct agent_thread *t,
 	/* The agent takes locks and changes left here: a signal handler
 	 * that allocates on this thread meanwhile must not come back in. */
 	t->guard++;
+	/* Before this allocation is counted: a snapshot taken here shows
+	 * the heap as it was before the call. */
+	if (agent_mode == AGENT_ON && t->state == AGENT_THREAD_LIVE)
+		agent_safe_point();
 	t->alloc_count++;
 	if (agent_mode != AGENT_ON) {
 		count_bytes(t, n,
@@ -755,7 +764,10 @@ static __attribute__((noinline)) bool free_slow(void *p,
 	int saved = errno;
 	bool found = false;
 
-	if (stacktab_maybe_live(&agent_tab, (uintptr_t)p)) {
+	/* A child forked inside the agent (fork_child) stays out of the
+	 * tables and their lock. */
+	if (agent_mode != AGENT_DISABLED &&
+	    stacktab_maybe_live(&agent_tab, (uintptr_t)p)) {
 		/* A signal handler's free meanwhile must not relock. */
 		t->guard++;
 		agent_lock(&agent_tab_lock);

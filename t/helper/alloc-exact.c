@@ -19,7 +19,8 @@
  * exactly as the agent must report it at PALLOC_SAMPLE_RATE=1 (requested
  * bytes). Sites are separate noinline functions with one call line each.
  * Modes: basic, threads [N], fork, forkstress [N], dlopen LIB, many [N],
- * peak, sampled, sleep MS, dump PATH, none, freeonly [N], grow.
+ * peak, sampled, sleep MS, tick MS, dump PATH, none, freeonly [N], grow.
+ * tick is sleep that also allocates (and frees) 16 bytes every 10 ms.
  */
 
 #define NOINLINE __attribute__((noinline))
@@ -477,6 +478,14 @@ int main(int argc, char **argv)
 		usleep((useconds_t)strtol(argc > 2 ? argv[2] : "1000", NULL,
 					  10) *
 		       1000);
+	} else if (strcmp(mode, "tick") == 0) {
+		long ms = strtol(argc > 2 ? argv[2] : "1000", NULL, 10);
+
+		site_malloc();
+		for (long t = 0; t < ms; t += 10) {
+			free(malloc(16));
+			usleep(10000);
+		}
 	} else {
 		fprintf(stderr, "alloc-exact: unknown mode '%s'\n", mode);
 		return 2;

@@ -30,6 +30,21 @@ static __attribute__((noinline)) void child_keep(void)
 	}
 }
 
+/*
+ * Wait, allocating and freeing 64 KiB every 10 ms: a single-threaded
+ * program is served live from its own allocations (palloc(7), Threads).
+ */
+static void idle(int seconds)
+{
+	for (long t = 0; t < seconds * 100L; t++) {
+		/* volatile: a malloc and free pair is not optimised away */
+		void *volatile p = malloc(64 * 1024);
+
+		free(p);
+		usleep(10000);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	unsigned seconds = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 10;
@@ -48,7 +63,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < CHUNKS; i++)
 			free(kept[i]);
 		child_keep();
-		sleep(seconds);
+		idle(seconds);
 		return 0;
 	}
 	f = fopen(argv[2], "w");
@@ -59,6 +74,6 @@ int main(int argc, char **argv)
 	waitpid(child, NULL, 0);
 	/* The parent outlives its child, whose exit must not take the
 	 * parent's socket with it. */
-	sleep(seconds);
+	idle(seconds);
 	return 0;
 }

@@ -2,6 +2,7 @@
 /* A palloc-run test program: known live blocks, then an exit, signal or wait.
  */
 #include "common.h"
+#include "idle-thread.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,14 +10,15 @@
 #include <unistd.h>
 
 /*
- * run-workload KEEP_COUNT KEEP_SIZE [EXIT | kill:SIG | wait | fork | sigs |
- *                                     churn:TIMES]
+ * run-workload KEEP_COUNT KEEP_SIZE [EXIT | kill:SIG | wait | serve | fork |
+ *                                     sigs | churn:TIMES]
  *
  * Allocates KEEP_COUNT blocks of KEEP_SIZE bytes in keep_blocks() and keeps
  * them (the table of pointers is main's), allocates and frees as many in
  * churn_blocks(), then: exits with status EXIT (default 0); kills itself with
  * signal SIG; prints "ready" and waits for a signal (SIGTERM exits 0 through
- * the handler below, so the agent writes its profile at exit); or forks a child
+ * the handler below, so the agent writes its profile at exit); serve is wait
+ * with an idle thread first, as a server has (idle-thread.h); or forks a child
  * that allocates the same again and exits, and waits for it; or (sigs) prints
  * "ready", then records every SIGINT and SIGUSR1 with who sent it until two
  * seconds pass without one, and prints one line per signal: "INT kernel" (a
@@ -114,8 +116,9 @@ int main(int argc, char **argv)
 	const char *what = argc > 3 ? argv[3] : "0";
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: run-workload COUNT SIZE "
-				"[EXIT|kill:SIG|wait|fork|sigs|churn:TIMES]\n");
+		fprintf(stderr,
+			"usage: run-workload COUNT SIZE "
+			"[EXIT|kill:SIG|wait|serve|fork|sigs|churn:TIMES]\n");
 		return 2;
 	}
 	n = strtoul(argv[1], NULL, 10);
@@ -131,9 +134,11 @@ int main(int argc, char **argv)
 		pause();
 		return 98;
 	}
-	if (strcmp(what, "wait") == 0) {
+	if (strcmp(what, "wait") == 0 || strcmp(what, "serve") == 0) {
 		struct sigaction sa;
 
+		if (what[0] == 's')
+			idle_thread_start();
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_term;
 		sigaction(SIGTERM, &sa, NULL);
