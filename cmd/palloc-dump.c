@@ -62,8 +62,8 @@ static PALLOC_NORETURN void usage(void)
 	       "     --root <dir>            read ELF files below <dir> when "
 	       "symbolizing\n"
 	       "                               a <file> (default /)\n"
-	       "     --timeout <seconds>     wait at most this long for each "
-	       "read from\n"
+	       "     --timeout <seconds>     wait at most this long in all "
+	       "for\n"
 	       "                               an agent (default 10)\n"
 	       "     --serve <addr>          serve the agents' endpoints and "
 	       "/metrics\n"
@@ -118,6 +118,12 @@ static bool other_operand(int argc, char **argv, int skip)
 	return false;
 }
 
+static void warn_cb(void *ctx, const char *message)
+{
+	(void)ctx;
+	msg_warn("%s", message);
+}
+
 /* The agents table (or JSON) of palloc-dump without an operand. */
 static int list_agents(const struct opts *o)
 {
@@ -125,7 +131,7 @@ static int list_agents(const struct opts *o)
 	size_t n;
 	int rc = 0;
 
-	if (allocinfo_list(&a, &n, o->timeout_ms) < 0) {
+	if (allocinfo_list(&a, &n, o->timeout_ms, warn_cb, NULL) < 0) {
 		msg_error_last("cannot list agents");
 		return 2;
 	}
@@ -174,11 +180,15 @@ static int list_agents(const struct opts *o)
 	       "SAMPLED_INUSE");
 	for (size_t i = 0; i < n; i++) {
 		const json_t *s = a[i].stats;
-		char uptime[32] = "-", inuse[32] = "-";
+		const char *prog =
+			json_string_value(json_object_get(s, "program"));
+		char uptime[32] = "-", inuse[32] = "-", text[1024];
 
+		/* what an agent says is printed escaped: it may be anyone's */
 		if (!s) {
 			printf("%8d  %-20s %12s %16s  (%s)\n", (int)a[i].pid,
-			       "?", "-", "-", a[i].error);
+			       "?", "-", "-",
+			       msg_escape(a[i].error, text, sizeof(text)));
 			continue;
 		}
 		snprintf(uptime, sizeof(uptime), "%.0fs",
@@ -189,10 +199,7 @@ static int list_agents(const struct opts *o)
 				 (long long)allocinfo_int(
 					 s, "sampled_inuse_bytes"));
 		printf("%8d  %-20s %12s %16s\n", (int)a[i].pid,
-		       json_string_value(json_object_get(s, "program"))
-			       ? json_string_value(
-					 json_object_get(s, "program"))
-			       : "?",
+		       msg_escape(prog ? prog : "?", text, sizeof(text)),
 		       uptime, inuse);
 	}
 	allocinfo_agents_free(a, n);
@@ -235,9 +242,13 @@ static int dump_stats(pid_t pid, const struct opts *o)
 		     it = json_object_iter_next(j, it)) {
 			char *s = json_dumps(json_object_iter_value(it),
 					     JSON_ENCODE_ANY);
+			char key[256];
 
-			printf("%-26s %s\n", json_object_iter_key(it),
-			       s ? s : "?");
+			/* keys and values are the agent's: escaped */
+			printf("%-26s ", msg_escape(json_object_iter_key(it),
+						    key, sizeof(key)));
+			msg_fputs_escaped(s ? s : "?", stdout);
+			putchar('\n');
 			free(s);
 		}
 	}
@@ -349,12 +360,6 @@ out:
 	return rc;
 }
 
-static void warn_cb(void *ctx, const char *message)
-{
-	(void)ctx;
-	msg_warn("%s", message);
-}
-
 static void symbolize(struct pprof_profile *p, const char *root)
 {
 	struct symbols_stats st;
@@ -408,7 +413,8 @@ static int dump_file(const char *path, const struct opts *o)
 	int rc;
 
 	if (!p) {
-		msg_error("cannot read '%s': %s", path, msg_last());
+		/* "cannot read profile 'PATH': why": the path is named once */
+		msg_error("%s", msg_last());
 		return 2;
 	}
 	if (o->symbolize && !o->no_symbolize)

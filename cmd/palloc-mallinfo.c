@@ -35,8 +35,8 @@ static PALLOC_NORETURN void usage(void)
 	       "                               line\n"
 	       " -o, --output <file>         write to <file> instead of "
 	       "stdout\n"
-	       "     --timeout <seconds>     wait at most this long for each "
-	       "read from\n"
+	       "     --timeout <seconds>     wait at most this long in all "
+	       "for\n"
 	       "                               the agent (default 10)\n"
 	       "\n"
 	       " -h, --help                  display this help\n"
@@ -165,6 +165,12 @@ static void print_table(FILE *fp, json_t *j)
 	}
 }
 
+static void list_warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	msg_warn("%s", msg);
+}
+
 static int list_agents(const struct opts *o)
 {
 	struct allocinfo_agent *a;
@@ -172,7 +178,7 @@ static int list_agents(const struct opts *o)
 	json_t *top, *arr;
 	int rc = 0;
 
-	if (allocinfo_list(&a, &n, o->timeout_ms) < 0) {
+	if (allocinfo_list(&a, &n, o->timeout_ms, list_warn, NULL) < 0) {
 		msg_error_last("cannot list agents");
 		return 2;
 	}
@@ -190,6 +196,7 @@ static int list_agents(const struct opts *o)
 			json_string_value(json_object_get(s, "allocator"));
 		int64_t bytes = allocinfo_int(s, "allocator_allocated_bytes");
 		json_t *e = json_object();
+		char eprog[256], ealloc[64];
 
 		json_set(e, "pid", json_integer(a[i].pid));
 		json_set(e, "program", json_str_or_null(prog));
@@ -199,13 +206,15 @@ static int list_agents(const struct opts *o)
 		json_push(arr, e);
 		if (o->json)
 			continue;
+		/* the agent's words: any bytes its process chose */
+		msg_escape(prog ? prog : "?", eprog, sizeof(eprog));
+		msg_escape(alloc ? alloc : "?", ealloc, sizeof(ealloc));
 		if (bytes >= 0)
 			printf("%8d  %-20s %-10s %16lld\n", (int)a[i].pid,
-			       prog ? prog : "?", alloc ? alloc : "?",
-			       (long long)bytes);
+			       eprog, ealloc, (long long)bytes);
 		else
-			printf("%8d  %-20s %-10s %16s\n", (int)a[i].pid,
-			       prog ? prog : "?", alloc ? alloc : "?", "-");
+			printf("%8d  %-20s %-10s %16s\n", (int)a[i].pid, eprog,
+			       ealloc, "-");
 	}
 	if (o->json &&
 	    (json_failed() || json_print(stdout, top, JSON_INDENT(2)) < 0)) {

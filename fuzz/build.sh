@@ -64,6 +64,7 @@ for t in "$@"; do
 		# shellcheck disable=SC2086
 		build "$t" "libprotobuf-c zlib libelf libdw" -lstdc++ \
 			"$here/$t.c" "$here/fuzz_util.c" "$lc/symbols.c" \
+			"$lc/infile.c" \
 			$pprof "$lc/msg.c" ;;
 	*)
 		echo "build.sh: unknown target '$t'" >&2

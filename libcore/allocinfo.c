@@ -76,7 +76,8 @@ struct pprof_profile *allocinfo_get_profile(pid_t pid, const char *target,
 	return p;
 }
 
-int allocinfo_list(struct allocinfo_agent **out, size_t *n, int timeout_ms)
+int allocinfo_list(struct allocinfo_agent **out, size_t *n, int timeout_ms,
+		   void (*warn)(void *ctx, const char *msg), void *ctx)
 {
 	struct ctlsock_agent *list;
 	size_t nl;
@@ -85,7 +86,7 @@ int allocinfo_list(struct allocinfo_agent **out, size_t *n, int timeout_ms)
 	*n = 0;
 	if (timeout_ms > ALLOCINFO_LIST_TIMEOUT_MS)
 		timeout_ms = ALLOCINFO_LIST_TIMEOUT_MS;
-	if (ctlsock_list(&list, &nl) < 0)
+	if (ctlsock_list_warn(&list, &nl, warn, ctx) < 0)
 		return -1;
 	*out = calloc(nl + 1, sizeof(**out));
 	if (!*out) {

@@ -56,10 +56,14 @@ struct allocinfo_agent {
 /*
  * The agents of ctlsock_list() with their stats, fetched with timeout_ms,
  * at most ALLOCINFO_LIST_TIMEOUT_MS per agent (one that does not answer in
- * time is listed with its error). *out is malloc'd; free with
+ * time is listed with its error; the time is the whole exchange's). A
+ * socket directory skipped as unsafe (ctlsock.h) is said to warn, when
+ * not NULL. The error strings and stats come from other processes: escape
+ * them (msg_escape) before printing. *out is malloc'd; free with
  * allocinfo_agents_free. Returns 0 or -1.
  */
-int allocinfo_list(struct allocinfo_agent **out, size_t *n, int timeout_ms);
+int allocinfo_list(struct allocinfo_agent **out, size_t *n, int timeout_ms,
+		   void (*warn)(void *ctx, const char *msg), void *ctx);
 void allocinfo_agents_free(struct allocinfo_agent *a, size_t n);
 
 /* Integer member key of obj, or -1 when absent, null or not an integer. */

@@ -130,20 +130,189 @@ int ctlsock_clean_stale(const char *dir)
 	return removed;
 }
 
-/* Whether path exists; false with *eacces set when a directory refused. */
-static bool try_path(const char *path, bool *eacces)
+/*
+ * The process's thread group id and its real, effective, saved and file
+ * system uids, from /proc/PID/status (readable whatever the process's
+ * dumpable flag, unlike the owner of /proc/PID). 0 or -1.
+ */
+static int proc_ids(pid_t pid, pid_t *tgid, uid_t uids[4])
 {
-	struct stat st;
+	char path[64], line[256];
+	unsigned int u[4];
+	int got = 0;
+	FILE *f;
 
-	if (lstat(path, &st) == 0)
-		return S_ISSOCK(st.st_mode);
-	if (errno == EACCES)
-		*eacces = true;
-	return false;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (got != 3 && fgets(line, sizeof(line), f)) {
+		long t;
+
+		if (sscanf(line, "Tgid: %ld", &t) == 1) {
+			*tgid = (pid_t)t;
+			got |= 1;
+		} else if (sscanf(line, "Uid: %u %u %u %u", &u[0], &u[1], &u[2],
+				  &u[3]) == 4) {
+			for (int k = 0; k < 4; k++)
+				uids[k] = (uid_t)u[k];
+			got |= 2;
+		}
+	}
+	fclose(f);
+	return got == 3 ? 0 : -1;
 }
 
-/* Look for a bound socket ".../palloc.../PID.sock" in /proc/net/unix. */
-static bool find_in_net_unix(pid_t pid, char *buf, size_t len)
+/* The State: letter and Threads: count of /proc/PID/status; 0 or -1. */
+static int proc_state(pid_t pid, char *state, long *threads)
+{
+	char path[64], line[256];
+	int got = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (got != 3 && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "State: %c", state) == 1)
+			got |= 1;
+		else if (sscanf(line, "Threads: %ld", threads) == 1)
+			got |= 2;
+	}
+	fclose(f);
+	return got == 3 ? 0 : -1;
+}
+
+/*
+ * A timed-out exchange: say why when the process shows it (stopped; or
+ * single-threaded, so its own thread serves the socket, only while it
+ * allocates: palloc(7), Threads), so the user is not left guessing.
+ */
+static void explain_timeout(pid_t pid)
+{
+	char why[MSG_MAX], state;
+	long threads;
+
+	if (strncmp(msg_last(), "timed out", 9) != 0 ||
+	    proc_state(pid, &state, &threads) < 0)
+		return;
+	snprintf(why, sizeof(why), "%s", msg_last());
+	if (state == 'T' || state == 't')
+		msg_set("%s: the process is stopped", why);
+	else if (threads == 1)
+		msg_set("%s: the process is single-threaded and answers only "
+			"while it allocates (palloc(7), Threads)",
+			why);
+}
+
+/*
+ * Open the socket directory dir (O_PATH, its last component not a
+ * symbolic link) and check that nobody but the caller or the owner of
+ * process pid (pid 0: the caller only) can have put a socket there: a
+ * directory owned by one of them, without group or other permissions (the
+ * agent makes it 0700). Returns the fd, or -1 with msg_set() saying why
+ * ("unsafe socket directory 'DIR': owned by uid N").
+ */
+static int open_dir_checked(const char *dir, pid_t pid)
+{
+	uid_t uids[4], me = geteuid();
+	pid_t tgid;
+	struct stat st;
+	bool owner_ok;
+	int fd;
+
+	fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOTDIR || errno == ELOOP) {
+			errno = EPERM;
+			return msg_set("unsafe socket directory '%s': not a "
+				       "directory",
+				       dir);
+		}
+		return msg_set_errno(errno, "cannot open socket directory '%s'",
+				     dir);
+	}
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return msg_set_errno(errno, "cannot stat '%s'", dir);
+	}
+	owner_ok = st.st_uid == me;
+	if (!owner_ok && pid > 0 && proc_ids(pid, &tgid, uids) == 0)
+		for (int k = 0; k < 4; k++)
+			owner_ok |= st.st_uid == uids[k];
+	if (!owner_ok) {
+		close(fd);
+		errno = EPERM;
+		return msg_set("unsafe socket directory '%s': owned by uid %u",
+			       dir, (unsigned)st.st_uid);
+	}
+	if (st.st_mode & 077) {
+		close(fd);
+		errno = EPERM;
+		return msg_set("unsafe socket directory '%s': mode %04o, "
+			       "open to group or others",
+			       dir, (unsigned)(st.st_mode & 07777));
+	}
+	return fd;
+}
+
+/* Split "DIR/NAME" at its last '/' into dir[CTLSOCK_PATH_MAX]; the name. */
+static const char *split_path(const char *path, char *dir)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (!slash || n == 0 || n >= CTLSOCK_PATH_MAX) {
+		snprintf(dir, CTLSOCK_PATH_MAX, "%s", slash ? "/" : ".");
+		return slash ? slash + 1 : path;
+	}
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	return slash + 1;
+}
+
+/*
+ * Whether path is a socket in a safe directory for pid. False with
+ * *eacces set when a directory refused, and the first unsafe directory's
+ * reason kept in unsafe[MSG_MAX] (if still empty).
+ */
+static bool try_path(const char *path, pid_t pid, bool *eacces, char *unsafe)
+{
+	char dir[CTLSOCK_PATH_MAX];
+	const char *name = split_path(path, dir);
+	struct stat st;
+	int dfd;
+
+	if (lstat(path, &st) < 0) {
+		if (errno == EACCES)
+			*eacces = true;
+		return false;
+	}
+	if (!S_ISSOCK(st.st_mode))
+		return false;
+	dfd = open_dir_checked(dir, pid);
+	if (dfd < 0) {
+		if (!*unsafe)
+			snprintf(unsafe, MSG_MAX, "%s", msg_last());
+		return false;
+	}
+	/* the same file through the checked directory */
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISSOCK(st.st_mode)) {
+		close(dfd);
+		return false;
+	}
+	close(dfd);
+	return true;
+}
+
+/*
+ * Look for a bound socket ".../palloc.../PID.sock" in /proc/net/unix that
+ * try_path() accepts (another user may have bound one of that name too).
+ */
+static bool find_in_net_unix(pid_t pid, char *buf, size_t len, bool *eacces,
+			     char *unsafe)
 {
 	FILE *f = fopen("/proc/net/unix", "re");
 	char line[512], suffix[32];
@@ -164,7 +333,7 @@ static bool find_in_net_unix(pid_t pid, char *buf, size_t len)
 		    !strstr(path, "/palloc") || n >= len)
 			continue;
 		memcpy(buf, path, n + 1);
-		found = true;
+		found = try_path(buf, pid, eacces, unsafe);
 	}
 	fclose(f);
 	return found;
@@ -172,21 +341,24 @@ static bool find_in_net_unix(pid_t pid, char *buf, size_t len)
 
 int ctlsock_find(pid_t pid, char *buf, size_t len)
 {
-	char dir[CTLSOCK_PATH_MAX], procpath[64];
+	char dir[CTLSOCK_PATH_MAX], procpath[64], unsafe[MSG_MAX] = "";
 	bool eacces = false;
 	struct stat st;
 	const char *x;
 
 	if (ctlsock_dir(dir, sizeof(dir)) == 0 &&
-	    ctlsock_path(dir, pid, buf, len) == 0 && try_path(buf, &eacces))
+	    ctlsock_path(dir, pid, buf, len) == 0 &&
+	    try_path(buf, pid, &eacces, unsafe))
 		return 0;
 	if (tmp_dir(geteuid(), dir, sizeof(dir)) == 0 &&
-	    ctlsock_path(dir, pid, buf, len) == 0 && try_path(buf, &eacces))
+	    ctlsock_path(dir, pid, buf, len) == 0 &&
+	    try_path(buf, pid, &eacces, unsafe))
 		return 0;
 	x = getenv("XDG_RUNTIME_DIR");
 	if (x && x[0] == '/' &&
 	    snprintf(dir, sizeof(dir), "%s/palloc", x) < (int)sizeof(dir) &&
-	    ctlsock_path(dir, pid, buf, len) == 0 && try_path(buf, &eacces))
+	    ctlsock_path(dir, pid, buf, len) == 0 &&
+	    try_path(buf, pid, &eacces, unsafe))
 		return 0;
 	/* The owner of the process may be someone else (or root via sudo). */
 	snprintf(procpath, sizeof(procpath), "/proc/%d", (int)pid);
@@ -194,16 +366,18 @@ int ctlsock_find(pid_t pid, char *buf, size_t len)
 		if (snprintf(dir, sizeof(dir), "/run/user/%u/palloc",
 			     (unsigned)st.st_uid) < (int)sizeof(dir) &&
 		    ctlsock_path(dir, pid, buf, len) == 0 &&
-		    try_path(buf, &eacces))
+		    try_path(buf, pid, &eacces, unsafe))
 			return 0;
 		if (tmp_dir(st.st_uid, dir, sizeof(dir)) == 0 &&
 		    ctlsock_path(dir, pid, buf, len) == 0 &&
-		    try_path(buf, &eacces))
+		    try_path(buf, pid, &eacces, unsafe))
 			return 0;
 	}
-	if (find_in_net_unix(pid, buf, len)) {
-		if (try_path(buf, &eacces))
-			return 0;
+	if (find_in_net_unix(pid, buf, len, &eacces, unsafe))
+		return 0;
+	if (*unsafe) {
+		errno = EPERM;
+		return msg_set("%s", unsafe);
 	}
 	if (eacces) {
 		errno = EACCES;
@@ -214,29 +388,23 @@ int ctlsock_find(pid_t pid, char *buf, size_t len)
 	return msg_set("no palloc agent in this process");
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /*
- * Connect to path, waiting at most timeout_ms while the agent's backlog is
- * full (a unix stream connect then fails with EAGAIN rather than
- * blocking in non-blocking mode). Returns the blocking fd or -1.
+ * Connect to name in the checked directory dfd (through /proc/self/fd, so
+ * the directory checked is the one used; path is for messages), waiting
+ * until deadline at most while the agent's backlog is full (a unix stream
+ * connect then fails with EAGAIN rather than blocking in non-blocking
+ * mode). Returns the blocking fd or -1.
  */
-static int connect_path(const char *path, int timeout_ms)
+static int connect_at(int dfd, const char *name, const char *path,
+		      long deadline, int timeout_ms)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	long deadline = now_ms() + timeout_ms;
-	size_t n = strlen(path);
-	int fd;
+	int n, fd;
 
-	if (n >= sizeof(sa.sun_path))
+	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s",
+		     dfd, name);
+	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
 		return msg_set("socket path too long '%s'", path);
-	memcpy(sa.sun_path, path, n + 1);
 	for (;;) {
 		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
 			    0);
@@ -244,29 +412,23 @@ static int connect_path(const char *path, int timeout_ms)
 			return msg_set_errno(errno, "socket");
 		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
 			break;
-		if (errno == EAGAIN && now_ms() < deadline) {
+		if (errno == EAGAIN && http_now_ms() < deadline) {
 			close(fd);
 			usleep(10000);
 			continue;
 		}
-		if (errno == EAGAIN) {
-			close(fd);
+		close(fd);
+		if (errno == EAGAIN)
 			return msg_set("timed out after %d ms waiting to "
 				       "connect",
 				       timeout_ms);
-		}
-		if (errno == ECONNREFUSED) {
-			close(fd);
+		if (errno == ECONNREFUSED)
 			return msg_set("stale socket '%s': connection refused",
 				       path);
-		}
-		if (errno == EACCES || errno == EPERM) {
-			close(fd);
+		if (errno == EACCES || errno == EPERM)
 			return msg_set("permission denied on '%s' (the agent "
 				       "belongs to another user)",
 				       path);
-		}
-		close(fd);
 		return msg_set_errno(errno, "cannot connect to '%s'", path);
 	}
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
@@ -276,11 +438,41 @@ static int connect_path(const char *path, int timeout_ms)
 	return fd;
 }
 
+/*
+ * The process at the other end of fd (SO_PEERCRED: the one that called
+ * listen) must be pid, or pid's thread group when pid names a thread, and
+ * run as the caller's user unless the caller is root. 0 or -1.
+ */
+static int check_peer(int fd, pid_t pid, const char *path)
+{
+	struct ucred cr;
+	socklen_t n = sizeof(cr);
+	uid_t uids[4], me = geteuid();
+	pid_t tgid = pid;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0 ||
+	    n != sizeof(cr))
+		return msg_set_errno(errno, "cannot check the peer of '%s'",
+				     path);
+	if (cr.pid != pid && (proc_ids(pid, &tgid, uids) < 0 || cr.pid != tgid))
+		return msg_set("socket '%s' is served by process %d, not by "
+			       "process %d",
+			       path, (int)cr.pid, (int)pid);
+	if (me != 0 && cr.uid != me)
+		return msg_set("socket '%s' is served by uid %u, not by you "
+			       "(uid %u)",
+			       path, (unsigned)cr.uid, (unsigned)me);
+	return 0;
+}
+
 int ctlsock_get_path(const char *path, const char *target, int timeout_ms,
 		     struct http_response *resp)
 {
-	char req[HTTP_PATH_MAX * 2 + 64];
-	int fd, n;
+	char req[HTTP_PATH_MAX * 2 + 64], dir[CTLSOCK_PATH_MAX];
+	long deadline = http_now_ms() + timeout_ms;
+	const char *name = split_path(path, dir);
+	pid_t pid = sock_name_pid(name);
+	int fd, dfd, n;
 
 	n = snprintf(req, sizeof(req),
 		     "GET %s HTTP/1.0\r\nHost: palloc\r\n"
@@ -288,17 +480,30 @@ int ctlsock_get_path(const char *path, const char *target, int timeout_ms,
 		     target);
 	if (n < 0 || (size_t)n >= sizeof(req))
 		return msg_set("request too long '%s'", target);
-	fd = connect_path(path, timeout_ms);
+	if (!pid)
+		return msg_set("not an agent's socket '%s': want PID.sock",
+			       path);
+	dfd = open_dir_checked(dir, pid);
+	if (dfd < 0)
+		return -1;
+	fd = connect_at(dfd, name, path, deadline, timeout_ms);
+	close(dfd);
 	if (fd < 0)
 		return -1;
+	if (check_peer(fd, pid, path) < 0) {
+		close(fd);
+		return -1;
+	}
 	if (http_write_all(fd, req, (size_t)n) < 0) {
 		msg_set_errno(errno, "cannot send the request");
 		close(fd);
 		return -1;
 	}
 	shutdown(fd, SHUT_WR);
-	if (http_read_response(fd, timeout_ms, 0, resp) < 0) {
+	if (http_read_response_until(fd, deadline, timeout_ms,
+				     CTLSOCK_MAX_RESPONSE, resp) < 0) {
 		close(fd);
+		explain_timeout(pid);
 		return -1;
 	}
 	close(fd);
@@ -325,13 +530,27 @@ static int cmp_agent(const void *a, const void *b)
 }
 
 static int list_dir(const char *dir, struct ctlsock_agent **out, size_t *n,
-		    size_t *cap)
+		    size_t *cap, ctlsock_warn_fn *warn, void *ctx)
 {
-	DIR *d = opendir(dir);
 	struct dirent *e;
+	int dfd, lfd;
+	DIR *d;
 
-	if (!d)
+	dfd = open_dir_checked(dir, 0);
+	if (dfd < 0) {
+		/* absent is normal; anything else is said and skipped */
+		if (errno != ENOENT && warn)
+			warn(ctx, msg_last());
 		return 0;
+	}
+	lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(dfd);
+	d = lfd < 0 ? NULL : fdopendir(lfd);
+	if (!d) {
+		if (lfd >= 0)
+			close(lfd);
+		return 0;
+	}
 	while ((e = readdir(d)) != NULL) {
 		pid_t pid = sock_name_pid(e->d_name);
 		struct ctlsock_agent *a;
@@ -367,16 +586,22 @@ static int list_dir(const char *dir, struct ctlsock_agent **out, size_t *n,
 
 int ctlsock_list(struct ctlsock_agent **out, size_t *n)
 {
-	char dir[CTLSOCK_PATH_MAX];
+	return ctlsock_list_warn(out, n, NULL, NULL);
+}
+
+int ctlsock_list_warn(struct ctlsock_agent **out, size_t *n,
+		      ctlsock_warn_fn *warn, void *ctx)
+{
+	char dir[CTLSOCK_PATH_MAX], tmp[CTLSOCK_PATH_MAX];
 	size_t cap = 0;
 
 	*out = NULL;
 	*n = 0;
 	if (ctlsock_dir(dir, sizeof(dir)) == 0 &&
-	    list_dir(dir, out, n, &cap) < 0)
+	    list_dir(dir, out, n, &cap, warn, ctx) < 0)
 		goto fail;
-	if (tmp_dir(geteuid(), dir, sizeof(dir)) == 0 &&
-	    list_dir(dir, out, n, &cap) < 0)
+	if (tmp_dir(geteuid(), tmp, sizeof(tmp)) == 0 &&
+	    strcmp(tmp, dir) != 0 && list_dir(tmp, out, n, &cap, warn, ctx) < 0)
 		goto fail;
 	if (*n)
 		qsort(*out, *n, sizeof(**out), cmp_agent);

@@ -45,7 +45,8 @@ static int sb_frame(struct strbuf *b, const char *name)
 	if (sb_add(b, name, strlen(name)) < 0)
 		return -1;
 	for (size_t i = start; i < b->len; i++)
-		if (b->p[i] == ';' || (unsigned char)b->p[i] < 0x20)
+		if (b->p[i] == ';' || (unsigned char)b->p[i] < 0x20 ||
+		    b->p[i] == 0x7f)
 			b->p[i] = '_';
 	return 0;
 }

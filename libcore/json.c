@@ -55,39 +55,6 @@ json_t *json_real_or_null(bool have, double v)
 	return oom(have ? json_real(v) : json_null());
 }
 
-/* Length of the valid UTF-8 sequence at S (1-4), or 0 if invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values past U+10FFFF are invalid. */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
-	    (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 json_t *json_str_or_null(const char *s)
 {
 	const unsigned char *p;
@@ -106,7 +73,7 @@ json_t *json_str_or_null(const char *s)
 		return oom(NULL);
 	p = (const unsigned char *)copy;
 	while (p[i]) {
-		n = utf8_len(p + i);
+		n = msg_utf8_len(p + i);
 		if (n == 0) {
 			copy[i] = '?';
 			n = 1;

@@ -22,6 +22,22 @@ int msg_set_errno(int errnum, const char *fmt, ...) PALLOC_PRINTF(2, 3);
  * msg_set on this thread. */
 const char *msg_last(void);
 
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid. */
+size_t msg_utf8_len(const unsigned char *s);
+
+/*
+ * Text received from elsewhere (another process, a file) printed for a
+ * person: C0 controls (newline and tab included), DEL, the C1 controls
+ * U+0080..U+009F and bytes that are not valid UTF-8 become "\xNN", so that
+ * no escape sequence reaches the terminal and one item stays one line.
+ * msg_escape() copies s escaped into out (outsz bytes, NUL included;
+ * truncated at a character boundary) and returns out; no allocation.
+ * msg_fputs_escaped() writes it to fp, 0 or -1 on a write error.
+ * msg_error() and msg_warn() escape their whole message this way.
+ */
+char *msg_escape(const char *s, char *out, size_t outsz);
+int msg_fputs_escaped(const char *s, FILE *fp);
+
 /*
  * Command side: messages are "palloc-X: ...", one line on stderr, per
  * STYLE.md section 6.

@@ -173,17 +173,36 @@ void pprof_free_buffer(const struct pprof_profile *p, void *buf);
 int pprof_write_fd(const struct pprof_profile *p, int fd);
 
 /*
+ * The largest profile decoded, in bytes uncompressed (files are refused
+ * beyond it too, compressed or not, before they are read). The agent's
+ * profiles stay well below: at most 65536 stacks (its stack table's cap)
+ * of at most 256 frames (PALLOC_MAX_DEPTH's limit) give at most 16.8 M
+ * locations of about 18 bytes (302 MB) and 65536 samples of about 1.2 KiB
+ * (location ids, values, labels: 80 MB); symbolized, each location gains
+ * a line of about 14 bytes (235 MB): about 620 MB in all. palloc(7)
+ * SECURITY documents this limit.
+ */
+#define PPROF_MAX_SIZE ((size_t)1 << 30)
+
+/*
  * Decode a profile, gzipped (detected by its magic bytes) or plain. The
  * input is untrusted: every index and reference is checked (string indices,
  * mapping/function/location ids, value counts), the inflated size is capped
- * at max_size bytes (0: 1 GiB), and a bad file gives NULL with msg_set()
- * naming what is wrong, never a crash. alloc NULL means malloc.
+ * at max_size bytes (0: PPROF_MAX_SIZE) and counted before it is kept (a
+ * gzip bomb is refused holding 64 KiB of output), and a bad file gives
+ * NULL with msg_set() naming what is wrong, never a crash. alloc NULL
+ * means malloc.
  */
 struct pprof_profile *pprof_decode(const void *buf, size_t len, size_t max_size,
 				   const struct pprof_allocator *alloc);
 
-/* Read and decode a file ("-": stdin). NULL with msg_set() on error,
- * naming the path. */
+/*
+ * Read and decode a file: "-" is stdin, "/dev/fd/N" an open descriptor
+ * (both may be pipes); any other path must be a regular file (infile.h:
+ * a FIFO or a device is refused, never opened) of at most PPROF_MAX_SIZE
+ * bytes, refused unread when larger. NULL with msg_set() on error, naming
+ * the path: "cannot read profile 'PATH': not a regular file (a FIFO)".
+ */
 struct pprof_profile *pprof_read_file(const char *path);
 
 /* Write gzipped to path atomically (temporary name, rename; "-": stdout).

@@ -599,69 +599,59 @@ int pprof_write_fd(const struct pprof_profile *p, int fd)
  * message is converted into the dense model.
  */
 
-#define DEFAULT_MAX_SIZE ((size_t)1 << 30)
 #define MAX_SAMPLE_TYPES 1024
+#define INFLATE_SCRATCH (64 * 1024)
 
-static int inflate_all(const unsigned char *in, size_t len, size_t max_size,
-		       const struct pprof_allocator *a, unsigned char **out,
-		       size_t *out_len)
+/*
+ * One pass of inflating the gzip members in in[0, len). With out NULL it
+ * only counts: the output goes to a small scratch buffer, and the pass
+ * stops as soon as more than max_size bytes came out, so a gzip bomb is
+ * refused without ever holding its output. With out (cap bytes, one more
+ * than the count) it fills. *total is the size inflated. 0 or -1.
+ */
+static int inflate_pass(const unsigned char *in, size_t len, size_t max_size,
+			const struct pprof_allocator *a, unsigned char *out,
+			size_t cap, size_t *total)
 {
 	z_stream z = {0};
-	unsigned char *buf = NULL;
-	size_t cap, used = 0;
-	uint32_t isize;
+	unsigned char *scratch = NULL;
+	size_t used = 0;
 	int ret, rc = -1;
 
-	/* The trailer's ISIZE is a hint, believed only when plausible. */
-	isize = (uint32_t)in[len - 4] | (uint32_t)in[len - 3] << 8 |
-		(uint32_t)in[len - 2] << 16 | (uint32_t)in[len - 1] << 24;
-	cap = 64 * 1024;
-	if (len >= 18 && isize < max_size && isize / 1032 <= len &&
-	    isize >= cap)
-		cap = (size_t)isize + 1;
-	if (cap > max_size + 1)
-		cap = max_size + 1;
-	buf = pprof_int_alloc(a, 1, cap);
-	if (!buf)
-		return -1;
+	if (!out) {
+		scratch = pprof_int_alloc(a, 1, INFLATE_SCRATCH);
+		if (!scratch)
+			return -1;
+	}
 	z.zalloc = z_alloc;
 	z.zfree = z_free;
 	z.opaque = (voidpf)a;
 	if (inflateInit2(&z, 15 + 16) != Z_OK) {
-		pprof_int_free(a, buf);
+		pprof_int_free(a, scratch);
 		return msg_set("cannot decompress profile: zlib initialisation "
 			       "failed");
 	}
 	z.next_in = (Bytef *)(uintptr_t)in;
 	for (;;) {
 		size_t chunk_in = len - (size_t)(z.next_in - in);
+		unsigned char *start = out ? out + used : scratch;
+		size_t room = out ? cap - used : INFLATE_SCRATCH;
 
 		z.avail_in = chunk_in > UINT_MAX ? UINT_MAX : (uInt)chunk_in;
-		if (used == cap) {
-			size_t ncap = cap * 2;
-			unsigned char *nb;
-
-			if (cap > max_size) {
-				msg_set("profile is larger than %zu bytes "
-					"uncompressed",
-					max_size);
-				goto out;
-			}
-			if (ncap > max_size + 1)
-				ncap = max_size + 1;
-			nb = pprof_int_alloc(a, 1, ncap);
-			if (!nb)
-				goto out;
-			memcpy(nb, buf, used);
-			pprof_int_free(a, buf);
-			buf = nb;
-			cap = ncap;
-		}
-		z.next_out = buf + used;
-		z.avail_out =
-			(cap - used) > UINT_MAX ? UINT_MAX : (uInt)(cap - used);
+		z.next_out = start;
+		z.avail_out = room > UINT_MAX ? UINT_MAX : (uInt)room;
 		ret = inflate(&z, Z_NO_FLUSH);
-		used = (size_t)(z.next_out - buf);
+		used += (size_t)(z.next_out - start);
+		if (used > max_size) {
+			msg_set("profile is larger than %zu bytes "
+				"uncompressed",
+				max_size);
+			goto out;
+		}
+		if (out && used == cap) {
+			msg_set("cannot decompress profile: the data changed");
+			goto out;
+		}
 		if (ret == Z_STREAM_END) {
 			size_t left = len - (size_t)(z.next_in - in);
 
@@ -676,7 +666,7 @@ static int inflate_all(const unsigned char *in, size_t len, size_t max_size,
 				left);
 			goto out;
 		}
-		if (ret == Z_BUF_ERROR && z.avail_in == 0 && used < cap) {
+		if (ret == Z_BUF_ERROR && z.avail_in == 0) {
 			msg_set("truncated gzip data after %zu bytes", used);
 			goto out;
 		}
@@ -684,25 +674,48 @@ static int inflate_all(const unsigned char *in, size_t len, size_t max_size,
 			msg_set_errno(ENOMEM, "cannot decompress profile");
 			goto out;
 		}
-		if (ret != Z_OK && ret != Z_BUF_ERROR) {
+		if (ret != Z_OK) {
 			msg_set("invalid gzip data: %s",
 				z.msg ? z.msg : "zlib error");
 			goto out;
 		}
 	}
-	if (used > max_size) {
-		msg_set("profile is larger than %zu bytes uncompressed",
-			max_size);
-		goto out;
-	}
-	*out = buf;
-	*out_len = used;
-	buf = NULL;
+	*total = used;
 	rc = 0;
 out:
 	inflateEnd(&z);
-	pprof_int_free(a, buf);
+	pprof_int_free(a, scratch);
 	return rc;
+}
+
+/*
+ * Inflate in[0, len) into a new buffer of exactly its size: counted
+ * first, then filled. Inflating twice costs little next to decoding, and
+ * the memory held is the profile's size, whatever the gzip trailer says.
+ */
+static int inflate_all(const unsigned char *in, size_t len, size_t max_size,
+		       const struct pprof_allocator *a, unsigned char **out,
+		       size_t *out_len)
+{
+	unsigned char *buf;
+	size_t total, filled;
+
+	if (inflate_pass(in, len, max_size, a, NULL, 0, &total) < 0)
+		return -1;
+	buf = pprof_int_alloc(a, 1, total + 1);
+	if (!buf)
+		return -1;
+	if (inflate_pass(in, len, max_size, a, buf, total + 1, &filled) < 0) {
+		pprof_int_free(a, buf);
+		return -1;
+	}
+	if (filled != total) {
+		pprof_int_free(a, buf);
+		return msg_set("cannot decompress profile: the data changed");
+	}
+	*out = buf;
+	*out_len = total;
+	return 0;
 }
 
 static int varint_decode(const unsigned char *b, size_t len, size_t *pos,
@@ -1293,7 +1306,7 @@ struct pprof_profile *pprof_decode(const void *buf, size_t len, size_t max_size,
 	if (!alloc)
 		alloc = &pprof_int_default_allocator;
 	if (!max_size)
-		max_size = DEFAULT_MAX_SIZE;
+		max_size = PPROF_MAX_SIZE;
 	d.buf = buf;
 	if (len == 0) {
 		msg_set("invalid profile: empty input");

@@ -3,68 +3,33 @@
 #include "pprof.h"
 #include "msg.h"
 #include "outfile.h"
+#include "infile.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
-
-/* Compressed or plain, a file larger than this is refused unread. */
-#define MAX_FILE_SIZE ((size_t)1 << 30)
 
 struct pprof_profile *pprof_read_file(const char *path)
 {
 	struct pprof_profile *p = NULL;
-	unsigned char *buf = NULL, *nb;
-	size_t len = 0, cap = 0;
+	unsigned char *buf = NULL;
 	char why[MSG_MAX];
-	struct stat sb;
-	int fd, err = 0;
-	bool is_stdin = strcmp(path, "-") == 0;
+	size_t len = 0;
+	int fd = infile_fd_path(path);
+	bool own = false;
 
-	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		msg_set_errno(errno, "cannot open profile '%s'", path);
-		return NULL;
-	}
-	/* a regular file is read into one buffer of its size (+1 to see EOF) */
-	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
-	    (uint64_t)sb.st_size < MAX_FILE_SIZE) {
-		cap = (size_t)sb.st_size + 1;
-		buf = malloc(cap);
-		if (!buf)
-			cap = 0;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			if (cap >= MAX_FILE_SIZE) {
-				msg_set("cannot read profile '%s': larger "
-					"than %zu bytes",
-					path, MAX_FILE_SIZE);
-				goto out;
-			}
-			cap = cap ? cap * 2 : 256 * 1024;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				err = ENOMEM;
-				break;
-			}
-			buf = nb;
+	if (strcmp(path, "-") == 0) {
+		fd = STDIN_FILENO;
+	} else if (fd < 0) {
+		fd = infile_open(path, NULL);
+		if (fd < 0) {
+			snprintf(why, sizeof(why), "%s", msg_last());
+			msg_set("cannot read profile '%s': %s", path, why);
+			return NULL;
 		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
+		own = true;
 	}
-	if (err) {
-		msg_set_errno(err, "cannot read profile '%s'", path);
+	if (infile_read_fd(fd, PPROF_MAX_SIZE, &buf, &len) < 0) {
+		snprintf(why, sizeof(why), "%s", msg_last());
+		msg_set("cannot read profile '%s': %s", path, why);
 		goto out;
 	}
 	p = pprof_decode(buf, len, 0, NULL);
@@ -74,7 +39,7 @@ struct pprof_profile *pprof_read_file(const char *path)
 	}
 out:
 	free(buf);
-	if (!is_stdin)
+	if (own)
 		close(fd);
 	return p;
 }

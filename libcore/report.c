@@ -514,7 +514,9 @@ int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
 	format_cell(r, shown, exact, a, sizeof(a));
 	format_pct(shown, r->total, b, sizeof(b));
 	format_cell(r, r->total, exact, c, sizeof(c));
-	fprintf(fp, "Type: %s\n", r->sample_type);
+	fputs("Type: ", fp);
+	msg_fputs_escaped(r->sample_type, fp);
+	fputc('\n', fp);
 	fprintf(fp, "Showing nodes accounting for %s, %s of %s total\n", a, b,
 		c);
 	if (n < r->n_rows)
@@ -549,14 +551,16 @@ int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
 					 sizeof(f));
 			format_halfwidth(r, z, row->cum_stddev, exact, g,
 					 sizeof(g));
-			fprintf(fp, "%10s %s %s %10s %s %11s %11s  %s%s\n", a,
-				b, c, d, e, f, g,
-				noise ? mark[report_row_noise(r, row) + 1] : "",
-				row->name);
+			fprintf(fp, "%10s %s %s %10s %s %11s %11s  %s", a, b, c,
+				d, e, f, g,
+				noise ? mark[report_row_noise(r, row) + 1]
+				      : "");
 		} else {
-			fprintf(fp, "%10s %s %s %10s %s  %s\n", a, b, c, d, e,
-				row->name);
+			fprintf(fp, "%10s %s %s %10s %s  ", a, b, c, d, e);
 		}
+		/* names come from the profile: any file, any process */
+		msg_fputs_escaped(row->name, fp);
+		fputc('\n', fp);
 	}
 	if (ferror(fp))
 		return msg_set_errno(errno, "write error");

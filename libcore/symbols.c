@@ -4,6 +4,7 @@
 #include "perfmap.h"
 #include "pprof_int.h"
 #include "msg.h"
+#include "infile.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -157,7 +158,7 @@ static int open_under(const char *root, const char *path, char *full,
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	return open(full, O_RDONLY | O_CLOEXEC);
+	return infile_open(full, NULL);
 }
 
 /* Open the debug file whose path fmt builds; -1 if absent or too long. */
@@ -174,7 +175,7 @@ static int try_debug_file(char **name, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = infile_open(path, NULL);
 	if (fd < 0)
 		return -1;
 	*name = strdup(path);
@@ -308,7 +309,7 @@ static int open_map_file(const char *root, const struct pprof_mapping *m,
 			     (int)(len - 5), root, (unsigned long long)m->start,
 			     (unsigned long long)m->limit) >= sizeof(alt))
 		goto fail;
-	fd = open(alt, O_RDONLY | O_CLOEXEC);
+	fd = infile_open(alt, NULL);
 	if (fd < 0)
 		goto fail;
 	snprintf(path, size, "%s", alt);
@@ -398,6 +399,7 @@ static struct modfile *modfile_get(struct symbolizer *s, const char *path,
 	struct timespec now;
 	struct stat sb;
 	size_t i;
+	int dfd;
 
 	if (fstat(fd, &sb) < 0) {
 		/* not comparable: loaded for this call only */
@@ -437,12 +439,20 @@ static struct modfile *modfile_get(struct symbolizer *s, const char *path,
 	if (!f->dwfl)
 		goto fail;
 	base = strrchr(file, '/');
+	/* The file checked (a regular file), not path opened again: what is
+	 * at path may have become a FIFO since. libdwfl keeps the fd on
+	 * success and leaves it to us on failure. */
+	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0)
+		goto fail;
 	dwfl_report_begin(f->dwfl);
-	f->mod = dwfl_report_elf(f->dwfl, base ? base + 1 : file, path, -1, 0,
+	f->mod = dwfl_report_elf(f->dwfl, base ? base + 1 : file, path, dfd, 0,
 				 true);
 	dwfl_report_end(f->dwfl, NULL, NULL);
-	if (!f->mod)
+	if (!f->mod) {
+		close(dfd);
 		goto fail;
+	}
 	f->dwarf = dwfl_module_getdwarf(f->mod, &dbias) != NULL;
 	f->transient = !sb.st_ino || clock_gettime(CLOCK_REALTIME, &now) < 0 ||
 		       sb.st_mtim.tv_sec >= now.tv_sec - 2;
@@ -468,6 +478,7 @@ static void open_mapping(struct symbolizer *s, size_t i)
 	struct mod *md = &s->mods[i];
 	char path[4096], have[256];
 	const void *id;
+	char why[MSG_MAX];
 	ssize_t idlen;
 	uint64_t bias = 0;
 	Elf *elf;
@@ -475,12 +486,15 @@ static void open_mapping(struct symbolizer *s, size_t i)
 	int fd;
 
 	fd = open_under(s->root, m->file, path, sizeof(path));
-	if (fd < 0)
+	if (fd < 0) {
+		/* why the file itself failed ("not a regular file (a FIFO)") */
+		snprintf(why, sizeof(why), "%s",
+			 errno == ENAMETOOLONG ? strerror(errno) : msg_last());
 		fd = open_map_file(s->root, m, path, sizeof(path));
+	}
 	if (fd < 0) {
 		s->st->mappings_missing++;
-		warn(s, "cannot open '%s': %s; not symbolized", path,
-		     strerror(errno));
+		warn(s, "cannot open '%s': %s; not symbolized", path, why);
 		return;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);

@@ -26,9 +26,12 @@ trap 'stop_workload; [ -n "$port" ] && redis-cli -p $port shutdown nosave \
 
 plan 4
 rm -f ready
-LD_PRELOAD=$PALLOC_AGENT python3 -c 'import time
+# A second thread, as servers have: the agent answers from a thread of its
+# own only in a program with threads (palloc(7), Threads).
+LD_PRELOAD=$PALLOC_AGENT python3 -c 'import threading, time
 x = [bytes(1000) for i in range(100000)]
 d = {i: str(i) * 10 for i in range(200000)}
+threading.Thread(target=time.sleep, args=(300,), daemon=True).start()
 open("ready", "w").close()
 time.sleep(300)' &
 pid=$!

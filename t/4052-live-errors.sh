@@ -18,17 +18,7 @@ dir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/palloc}
 i=0
 until [ -S "$dir/$pid.sock" ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
 
-plan 17
-
-# one_line FILE WANT: FILE is exactly one line, equal to WANT.
-one_line() {
-	if [ "$(wc -l <"$1")" -eq 1 ] && [ "$(cat "$1")" = "$2" ]; then
-		return 0
-	fi
-	echo "# got: $(cat "$1")"
-	echo "# want: $2"
-	return 1
-}
+plan 19
 
 expect_fail 2 palloc-dump $plain -o none.pb.gz 2>err
 check "no agent: exit 2" test $? -eq 0
@@ -69,7 +59,7 @@ until stopped || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
 expect_fail 2 palloc-dump --timeout 1 $pid -o none.pb.gz 2>err
 check "stopped agent: exit 2" test $? -eq 0
 check "stopped agent: one line" one_line err \
-	"palloc-dump: cannot reach agent of process '$pid': timed out after 1000 ms"
+	"palloc-dump: cannot reach agent of process '$pid': timed out after 1000 ms: the process is stopped"
 check "stopped agent: no file, no temporary" \
 	test -z "$(ls | grep none.pb.gz)"
 expect_fail 2 palloc-mallinfo --timeout 0.5 $pid >out 2>err
@@ -91,6 +81,18 @@ else
 	skip "other user: not root or no setpriv"
 	skip "other user: not root or no setpriv"
 fi
+
+# An idle single-threaded program: its own thread serves the socket, and
+# only while it allocates (palloc(7), Threads); the timeout says so.
+LD_PRELOAD=$PALLOC_AGENT sleep 30 &
+idle=$!
+retry 100 0.1 test -S "$dir/$idle.sock"
+expect_fail 2 palloc-dump --stats --timeout 1 $idle >out 2>err
+check "idle single-threaded process: exit 2" test $? -eq 0 -a ! -s out
+check "idle single-threaded process: one line saying why" one_line err \
+	"palloc-dump: cannot reach agent of process '$idle': timed out after 1000 ms: the process is single-threaded and answers only while it allocates (palloc(7), Threads)"
+kill $idle
+wait $idle 2>/dev/null
 
 # Usage errors.
 expect_fail 2 palloc-dump --seconds 0 $pid >out 2>err

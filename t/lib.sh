@@ -107,6 +107,26 @@ retry() {
 	done
 }
 
+# one_line FILE WANT: FILE is exactly one line, equal to WANT (an error
+# message); says what it got otherwise.
+one_line() {
+	[ "$(wc -l <"$1")" -eq 1 ] && [ "$(cat "$1")" = "$2" ] && return 0
+	echo "# got: $(cat "$1")"
+	echo "# want: $2"
+	return 1
+}
+
+# peak_kb FILE CMD...: run CMD under /usr/bin/time (Debian: time), its
+# peak RSS in KiB into FILE; returns CMD's status.
+peak_kb() {
+	_pk_f=$1
+	shift
+	/usr/bin/time -f %M -o "$_pk_f.time" "$@"
+	_pk_rc=$?
+	tail -n 1 "$_pk_f.time" >"$_pk_f"
+	return $_pk_rc
+}
+
 # timeout_run SECONDS CMD...: run CMD, killed if it outlives SECONDS.
 timeout_run() { timeout -k 5 "$@"; }
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A process whose memory is known, for palloc-explain's tests (t/11NN). */
+#include "idle-thread.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -236,6 +238,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* The agent serves palloc-explain from a thread of its own only in
+	 * a program with threads (palloc(7), Threads): wait as servers do. */
+	idle_thread_start();
 	printf("ready\n");
 	fflush(stdout);
 	wait_end(seconds);

@@ -11,6 +11,8 @@
  * pprof-gen broken DIR   the broken corpus: DIR/NAME and DIR/NAME.expect
  *                        (a substring of the error each must produce)
  * pprof-gen valid FILE   a small valid profile built with protobuf-c
+ * pprof-gen raw FILE MAPPED   a raw profile of one sample in a mapping of
+ *                        the file MAPPED (symbolizing it opens MAPPED)
  */
 static int write_known(const char *path)
 {
@@ -108,6 +110,35 @@ static int write_broken(const char *dir)
 	return ret;
 }
 
+/* A raw profile (addresses only) of one sample in a mapping of file:
+ * symbolizing it opens file. */
+static int write_raw(const char *path, const char *file)
+{
+	static const struct pprof_value_type types[2] = {
+		{"alloc_space", "bytes"},
+		{"inuse_space", "bytes"},
+	};
+	struct pprof_mapping m = {
+		.start = 0x400000, .limit = 0x500000, .file = file};
+	struct pprof_profile *p = pprof_new(NULL);
+	int64_t v[2] = {4096, 4096};
+	uint64_t mid, loc;
+	int ret;
+
+	if (!p || pprof_set_sample_types(p, types, 2) < 0 ||
+	    pprof_set_period(p, "space", "bytes", 1) < 0)
+		return -1;
+	mid = pprof_add_mapping(p, &m);
+	loc = mid ? pprof_add_location(p, mid, 0x401000, NULL, 0) : 0;
+	if (!loc || pprof_add_sample(p, &loc, 1, v, NULL, 0) < 0) {
+		pprof_free(p);
+		return -1;
+	}
+	ret = pprof_write_file(p, path);
+	pprof_free(p);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned char *buf;
@@ -115,11 +146,13 @@ int main(int argc, char **argv)
 	int ret = -1;
 
 	msg_init(argv[0]);
-	if (argc != 3) {
-		fprintf(stderr, "usage: pprof-gen known|broken|valid PATH\n");
+	if (argc == 4 && strcmp(argv[1], "raw") == 0) {
+		ret = write_raw(argv[2], argv[3]);
+	} else if (argc != 3) {
+		fprintf(stderr, "usage: pprof-gen known|broken|valid PATH\n"
+				"       pprof-gen raw PATH MAPPED_FILE\n");
 		return 2;
-	}
-	if (strcmp(argv[1], "known") == 0) {
+	} else if (strcmp(argv[1], "known") == 0) {
 		ret = write_known(argv[2]);
 	} else if (strcmp(argv[1], "broken") == 0) {
 		ret = write_broken(argv[2]);

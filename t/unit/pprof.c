@@ -290,7 +290,7 @@ static void test_roundtrip(void)
 	pprof_free(r);
 	unlink(path);
 	tap_ok(pprof_read_file(path) == NULL &&
-		       strstr(msg_last(), "cannot open profile '/tmp/palloc-"),
+		       strstr(msg_last(), "cannot read profile '/tmp/palloc-"),
 	       "a missing file names the path: %s", msg_last());
 	pprof_free(p);
 	tap_ok(c.allocs == c.frees && c.allocs > 0,

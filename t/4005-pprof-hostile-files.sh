@@ -1,0 +1,63 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Hostile profile files (issue 11 items 9 and 16): a FIFO as an operand of
+# palloc-dump or palloc-diff, a profile whose mapping is a FIFO, a 2 GiB
+# sparse file, a gzip bomb. One line, exit 2 (or a warning for the
+# mapping), never a hang, and memory far below what the file claims.
+. "$top_srcdir/t/lib.sh"
+need pprof-gen mkfifo gzip truncate
+pprof-gen known base.pb.gz || exit 99
+
+
+plan 14
+
+# FIFOs nobody writes: refused, not opened (an open would block).
+mkfifo fifo
+timeout_run 30 palloc-dump fifo >out 2>err
+check "palloc-dump FIFO: exit 2, no hang" test $? -eq 2 -a ! -s out
+check "palloc-dump FIFO: one line" one_line err \
+	"palloc-dump: cannot read profile 'fifo': not a regular file (a FIFO)"
+timeout_run 30 palloc-diff base.pb.gz fifo >out 2>err
+check "palloc-diff BASE FIFO: exit 2, no hang" test $? -eq 2 -a ! -s out
+check "palloc-diff BASE FIFO: one line" one_line err \
+	"palloc-diff: cannot read 'fifo': not a regular file (a FIFO)"
+timeout_run 30 palloc-diff fifo fifo >out 2>err
+check "palloc-diff FIFO FIFO: exit 2, no hang" test $? -eq 2
+# The user's own streams still work: stdin and an open descriptor.
+check "palloc-dump - reads stdin" \
+	sh -c 'palloc-dump --top - <base.pb.gz | grep -q make_buffers'
+check "palloc-diff /dev/fd/3 reads a descriptor given" \
+	sh -c 'palloc-diff --top /dev/fd/3 base.pb.gz 3<base.pb.gz >/dev/null'
+
+# A raw profile whose one mapping is the FIFO: symbolizing skips it.
+pprof-gen raw raw.pb.gz "$T/fifo" || exit 99
+timeout_run 30 palloc-dump --symbolize --top raw.pb.gz >out 2>err
+check "--symbolize, mapping a FIFO: exit 0, no hang" test $? -eq 0
+check "--symbolize, mapping a FIFO: said" grep -qx \
+	"palloc-dump: warning: cannot open '$T/fifo': not a regular file (a FIFO); not symbolized" err
+
+if ! [ -x /usr/bin/time ]; then
+	for i in 1 2 3 4 5; do skip "no /usr/bin/time (Debian: time)"; done
+	done_testing
+fi
+# 2 GiB of holes: refused by its size, unread.
+truncate -s 2G sparse.pb.gz
+expect_fail 2 peak_kb rss palloc-dump sparse.pb.gz 2>err
+check "2 GiB sparse file: one line, exit 2" one_line err \
+	"palloc-dump: cannot read profile 'sparse.pb.gz': larger than 1073741824 bytes (2147483648)"
+check "2 GiB sparse file: unread ($(cat rss) KiB)" test "$(cat rss)" -lt 65536
+expect_fail 2 peak_kb rss palloc-diff base.pb.gz sparse.pb.gz 2>err
+check "palloc-diff, 2 GiB sparse file: unread ($(cat rss) KiB)" \
+	test "$(cat rss)" -lt 65536
+
+# A gzip bomb: 70 members of 16 MiB of zeros, 5 MB that inflate to
+# 1.1 GiB, past the 1 GiB limit. Counted in 64 KiB pieces, never held.
+head -c 16777216 /dev/zero | gzip -1 >m.gz || exit 99
+i=0
+while [ $i -lt 70 ]; do cat m.gz; i=$((i + 1)); done >bomb.pb.gz
+expect_fail 2 peak_kb rss palloc-dump bomb.pb.gz 2>err
+check "gzip bomb: one line, exit 2" one_line err \
+	"palloc-dump: cannot decode profile 'bomb.pb.gz': profile is larger than 1073741824 bytes uncompressed"
+check "gzip bomb: never inflated whole ($(cat rss) KiB)" \
+	test "$(cat rss)" -lt 65536
+done_testing
