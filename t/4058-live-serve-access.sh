@@ -29,8 +29,8 @@ cleanup() {
 	wait $pids 2>/dev/null
 	cd /
 	rm -rf "$T"
-	userdel $owner 2>/dev/null
-	userdel $other 2>/dev/null
+	userdel -f $owner 2>/dev/null
+	userdel -f $other 2>/dev/null
 }
 trap cleanup EXIT
 
