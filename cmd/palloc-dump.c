@@ -69,6 +69,10 @@ static PALLOC_NORETURN void usage(void)
 	       "/metrics\n"
 	       "                               over HTTP on <addr> "
 	       "([host:]port)\n"
+	       "     --allow-users <users>   who else may read there: any, "
+	       "or user names\n"
+	       "                               and uids (default: you and "
+	       "root)\n"
 	       "\n"
 	       " -h, --help                  display this help\n"
 	       " -V, --version               display version\n"
@@ -79,7 +83,8 @@ static PALLOC_NORETURN void usage(void)
 }
 
 struct opts {
-	const char *output, *sample_arg, *root, *serve_addr;
+	const char *output, *sample_arg, *root, *serve_addr, *allow;
+	struct serve_access access;
 	bool allocs, stats, want_top, folded, json, symbolize, no_symbolize;
 	uint64_t seconds, top;
 	int timeout_ms;
@@ -434,6 +439,7 @@ int main(int argc, char **argv)
 		OPT_ROOT,
 		OPT_TIMEOUT,
 		OPT_SERVE,
+		OPT_ALLOW_USERS,
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -450,6 +456,7 @@ int main(int argc, char **argv)
 		{"root", required_argument, NULL, OPT_ROOT},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"serve", required_argument, NULL, OPT_SERVE},
+		{"allow-users", required_argument, NULL, OPT_ALLOW_USERS},
 		CLI_END_LONGOPTS,
 	};
 	struct opts o = {.top = DEFAULT_TOP,
@@ -521,17 +528,28 @@ int main(int argc, char **argv)
 		case OPT_SERVE:
 			o.serve_addr = optarg;
 			break;
+		case OPT_ALLOW_USERS:
+			if (serve_parse_access(optarg, &o.access) < 0)
+				msg_usage(2, "invalid --allow-users '%s': %s",
+					  optarg, msg_last());
+			o.allow = optarg;
+			break;
 		default:
 			cli_default_option(c, argv, longopts, usage);
 		}
 	}
 
+	if (o.allow && !o.serve_addr)
+		msg_usage(2, "--allow-users needs --serve");
 	if (o.serve_addr) {
 		pid_t *pids = NULL;
 		int n = argc - optind, rc;
 
 		if (o.output || o.want_top || o.folded || o.json || o.stats)
 			msg_usage(2, "--serve takes only pids");
+		if (serve_check_addr(o.serve_addr, &o.access) < 0)
+			msg_usage(2, "cannot serve on '%s': %s", o.serve_addr,
+				  msg_last());
 		pids = calloc((size_t)n + 1, sizeof(*pids));
 		if (!pids) {
 			msg_error("out of memory");
@@ -542,7 +560,7 @@ int main(int argc, char **argv)
 				msg_usage(2, "invalid pid '%s'",
 					  argv[optind + i]);
 		rc = serve_run(o.serve_addr, pids, (size_t)n, o.timeout_ms,
-			       !o.no_symbolize);
+			       !o.no_symbolize, &o.access);
 		free(pids);
 		return rc;
 	}

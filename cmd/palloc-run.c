@@ -65,6 +65,10 @@ static PALLOC_NORETURN void usage(void)
 	       "profiles\n"
 	       "     --http <address>       serve the profiles over HTTP "
 	       "while it runs\n"
+	       "     --allow-users <users>  who else may read them there: "
+	       "any, or user\n"
+	       "                              names and uids (default: "
+	       "you and root)\n"
 	       " -q, --quiet                no summary lines\n",
 	       DEFAULT_OUTPUT, UNWIND_MAX_FRAMES);
 	cli_usage_end(28, "Exit status is the program's (128+N if a signal N "
@@ -1000,12 +1004,15 @@ static void check_preloadable(const char *name, const char *path)
  * with no process to serve until serve_set_root() names the program; its
  * threads block the forwarded signals, which the main thread handles.
  */
-static struct serve *start_http(const char *addr, bool raw, bool quiet)
+static struct serve *start_http(const char *addr,
+				const struct serve_access *access, bool raw,
+				bool quiet)
 {
 	struct serve_config cfg = {
 		.root_pid = -1,
 		.follow_descendants = true,
 		.symbolize = !raw,
+		.access = *access,
 	};
 	struct serve *srv;
 	sigset_t old;
@@ -1059,6 +1066,7 @@ static pid_t spawn(const char *path, char **argv, int *exec_errno)
 		if (chld.sa_handler == SIG_IGN)
 			signal(SIGCHLD, SIG_IGN);
 		sigprocmask(SIG_SETMASK, &old, NULL);
+		serve_child_limits();
 		execv(path, argv);
 		err = errno;
 		if (err == ENOEXEC) {
@@ -1141,6 +1149,7 @@ enum {
 	OPT_EXACT,
 	OPT_NO_SYMBOLIZE,
 	OPT_HTTP,
+	OPT_ALLOW_USERS,
 };
 
 int main(int argc, char **argv)
@@ -1156,13 +1165,15 @@ int main(int argc, char **argv)
 		{"exact", no_argument, NULL, OPT_EXACT},
 		{"no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE},
 		{"http", required_argument, NULL, OPT_HTTP},
+		{"allow-users", required_argument, NULL, OPT_ALLOW_USERS},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *output = NULL, *interval = NULL, *unwind = NULL;
-	const char *http = NULL;
+	const char *http = NULL, *allow = NULL;
+	struct serve_access access;
 	bool no_follow = false, peak = false, exact = false, raw = false;
 	bool quiet = false, have_rate = false, have_depth = false;
 	uint64_t rate = 0, depth = 0, ns;
@@ -1246,6 +1257,13 @@ int main(int argc, char **argv)
 					  "invalid HTTP address ''");
 			http = optarg;
 			break;
+		case OPT_ALLOW_USERS:
+			if (serve_parse_access(optarg, &access) < 0)
+				msg_usage(EXIT_PALLOC,
+					  "invalid --allow-users '%s': %s",
+					  optarg, msg_last());
+			allow = optarg;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -1257,6 +1275,13 @@ int main(int argc, char **argv)
 			cli_bad_option(EXIT_PALLOC, c, argv, longopts);
 		}
 	}
+	if (allow && !http)
+		msg_usage(EXIT_PALLOC, "--allow-users needs --http");
+	if (!allow)
+		memset(&access, 0, sizeof(access));
+	if (http && serve_check_addr(http, &access) < 0)
+		msg_usage(EXIT_PALLOC, "cannot serve on '%s': %s", http,
+			  msg_last());
 	if (optind >= argc)
 		msg_usage(EXIT_PALLOC, "no program to run");
 	err = resolve_program(argv[optind], path, sizeof(path));
@@ -1326,7 +1351,7 @@ int main(int argc, char **argv)
 		msg_error_last("warning: processes will write their profiles "
 			       "themselves");
 	if (http)
-		srv = start_http(http, raw, quiet);
+		srv = start_http(http, &access, raw, quiet);
 	fflush(NULL);
 	pid = spawn(path, argv + optind, &exec_errno);
 	if (pid < 0) {

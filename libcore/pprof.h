@@ -197,6 +197,19 @@ struct pprof_profile *pprof_decode(const void *buf, size_t len, size_t max_size,
 				   const struct pprof_allocator *alloc);
 
 /*
+ * p1 minus p0, as net/http/pprof serves /debug/pprof/heap?seconds=N (p0
+ * scaled by -1, merged with p1): samples matched on their stacks of
+ * addresses and on their labels except the *_stddev ones (which have no
+ * meaning in a difference and are left out), samples whose values are all
+ * 0 dropped, time_nanos from p1 and duration p1 - p0. The result comes
+ * from alloc (NULL: malloc); its scratch memory from malloc. NULL with
+ * msg_set() on ENOMEM or when the sample types differ.
+ */
+struct pprof_profile *pprof_delta(const struct pprof_allocator *alloc,
+				  const struct pprof_profile *p0,
+				  const struct pprof_profile *p1);
+
+/*
  * Read and decode a file: "-" is stdin, "/dev/fd/N" an open descriptor
  * (both may be pipes); any other path must be a regular file (infile.h:
  * a FIFO or a device is refused, never opened) of at most PPROF_MAX_SIZE

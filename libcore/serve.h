@@ -26,23 +26,71 @@
  * server listens on 127.0.0.1 only (loopback unless named). Port 0 picks
  * a free port (serve_url() tells which).
  *
- * The server runs its own threads (one per connection); errors are
- * reported as NULL/-1 with msg_set(). Thread-safety: start and stop from
- * one thread.
+ * Who may read: the server's own user (its effective uid) and root, and
+ * whoever serve_access adds. A client's user is found by looking up its
+ * end of the TCP connection in /proc/net/tcp and tcp6 (a local client on
+ * any address of this host); others get 403 and a warning line on stderr
+ * (at most one a second). Only with "any" is the client's user not
+ * looked up, and only then may ADDR be other than loopback. At most 8
+ * connections of refused clients are open at once; more are closed at
+ * accept.
+ *
+ * Limits: at most 2048 connections at once (fewer when the fd limit is
+ * lower: serve_start raises the soft RLIMIT_NOFILE up to the hard one,
+ * see serve_child_limits); one idle 30 s is closed. One thread polls every
+ * connection; 4 worker threads talk to the agents, so the thread count does
+ * not grow with connections. ?seconds=N (1 to SERVE_MAX_SECONDS) is taken
+ * by the server, not the agent: two snapshots N seconds apart, the agent
+ * free meanwhile; at most 16 at once (more: 503); a client that hangs up
+ * ends its wait within 0.2 s.
+ *
+ * Errors are reported as NULL/-1 with msg_set(). Thread-safety: start
+ * and stop from one thread.
  */
+
+#define SERVE_MAX_SECONDS 3600 /* ?seconds=N */
+#define SERVE_MAX_USERS 32     /* --allow-users */
+
+/* Who may read besides the server's own user and root (--allow-users). */
+struct serve_access {
+	bool any;		     /* whoever can connect, remote hosts too */
+	uid_t uids[SERVE_MAX_USERS]; /* these local users */
+	size_t n_uids;
+};
+
+/*
+ * Parse --allow-users: "any", or a comma-separated list of user names and
+ * uids (and "any" among them). 0, or -1 with msg_set() ("no such user
+ * 'x'").
+ */
+int serve_parse_access(const char *arg, struct serve_access *a);
+
+/*
+ * Whether a server for a may listen on addr: a non-loopback address needs
+ * a->any, since a remote client's user cannot be known. 0, or -1 with
+ * msg_set() saying why (also for an address that does not parse).
+ */
+int serve_check_addr(const char *addr, const struct serve_access *a);
+
+/*
+ * In a child about to exec a program: give back the fd limit serve_start
+ * raised (async-signal-safe).
+ */
+void serve_child_limits(void);
 
 struct serve;
 
 struct serve_config {
 	const pid_t *pids; /* a fixed set, or NULL */
 	size_t n_pids;
-	pid_t root_pid;		 /* with no fixed set: this process ... (-1:
-				  * none yet, see serve_set_root) */
-	bool follow_descendants; /* ... and its descendants with agents;
-				  * root_pid 0: every agent of this user */
-	bool symbolize;		 /* profiles symbolized (query symbolize=0
-				  * turns it off per request) */
-	int timeout_ms;		 /* per read from an agent; 0: default */
+	pid_t root_pid;		    /* with no fixed set: this process ... (-1:
+				     * none yet, see serve_set_root) */
+	bool follow_descendants;    /* ... and its descendants with agents;
+				     * root_pid 0: every agent of this user */
+	bool symbolize;		    /* profiles symbolized (query symbolize=0
+				     * turns it off per request) */
+	int timeout_ms;		    /* per read from an agent; 0: default */
+	struct serve_access access; /* who may read; zeroed: owner, root */
 };
 
 /*
@@ -74,10 +122,11 @@ void serve_stop(struct serve *s);
 /*
  * palloc-dump --serve: serve pids (n == 0: every agent of this user) until
  * SIGINT or SIGTERM, printing "serving URL" on stderr once listening;
- * symbolize false serves raw profiles (--no-symbolize).
+ * symbolize false serves raw profiles (--no-symbolize); access says who
+ * besides this user and root may read.
  * Returns the exit code (0, or 2 after printing why it could not start).
  */
 int serve_run(const char *addr, const pid_t *pids, size_t n, int timeout_ms,
-	      bool symbolize);
+	      bool symbolize, const struct serve_access *access);
 
 #endif /* PALLOC_SERVE_H */
