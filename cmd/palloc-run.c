@@ -11,6 +11,7 @@
 #include "report.h"
 #include "serve.h"
 #include "symbols.h"
+#include "symcache.h"
 #include "unwind.h"
 
 #include <fcntl.h>
@@ -63,6 +64,8 @@ static PALLOC_NORETURN void usage(void)
 	       "(slower)\n"
 	       "     --no-symbolize         keep raw addresses in the "
 	       "profiles\n"
+	       "     --no-cache             do not use or write the symbol "
+	       "cache\n"
 	       "     --http <address>       serve the profiles over HTTP "
 	       "while it runs\n"
 	       " -q, --quiet                no summary lines\n",
@@ -1140,6 +1143,7 @@ enum {
 	OPT_PEAK,
 	OPT_EXACT,
 	OPT_NO_SYMBOLIZE,
+	OPT_NO_CACHE,
 	OPT_HTTP,
 };
 
@@ -1155,6 +1159,7 @@ int main(int argc, char **argv)
 		{"peak", no_argument, NULL, OPT_PEAK},
 		{"exact", no_argument, NULL, OPT_EXACT},
 		{"no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE},
+		{"no-cache", no_argument, NULL, OPT_NO_CACHE},
 		{"http", required_argument, NULL, OPT_HTTP},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
@@ -1232,6 +1237,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_SYMBOLIZE:
 			raw = true;
+			break;
+		case OPT_NO_CACHE:
+			symcache_disable();
 			break;
 		case OPT_HTTP:
 			if (!*optarg)

@@ -32,6 +32,7 @@ struct hdr {
 	uint64_t size;
 	int64_t mtime_sec, mtime_nsec;
 	uint64_t n_intervals, n_nodes, strings_size;
+	uint64_t sum; /* hash of every byte after the header */
 };
 
 struct rec_probe {
@@ -52,6 +53,89 @@ struct rec_node {
 	int32_t decl_line, call_line;
 	uint32_t parent, flags; /* flags: 1 = subprogram */
 };
+
+/*
+ * The checksum: a stream of 32-byte blocks (the tail zero-padded) hashed
+ * in four lanes of 64-bit words, then folded with the length. It finds a
+ * file damaged or cut anywhere (the lookups check only what they read).
+ */
+struct hasher {
+	uint64_t lane[4];
+	uint64_t len;
+	unsigned char carry[32];
+	size_t n_carry;
+};
+
+#define MIX 0x9e3779b97f4a7c15ULL
+
+static void hash_block(struct hasher *hs, const unsigned char *b)
+{
+	for (int i = 0; i < 4; i++) {
+		uint64_t w;
+
+		memcpy(&w, b + 8 * i, 8);
+		hs->lane[i] = (hs->lane[i] ^ w) * MIX;
+		hs->lane[i] ^= hs->lane[i] >> 29;
+	}
+}
+
+static void hash_update(struct hasher *hs, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	hs->len += len;
+	if (hs->n_carry) {
+		size_t n = 32 - hs->n_carry < len ? 32 - hs->n_carry : len;
+
+		memcpy(hs->carry + hs->n_carry, p, n);
+		hs->n_carry += n;
+		p += n;
+		len -= n;
+		if (hs->n_carry < 32)
+			return;
+		hash_block(hs, hs->carry);
+		hs->n_carry = 0;
+	}
+	for (; len >= 32; p += 32, len -= 32)
+		hash_block(hs, p);
+	memcpy(hs->carry, p, len);
+	hs->n_carry = len;
+}
+
+static uint64_t hash_final(struct hasher *hs)
+{
+	uint64_t h = hs->len * MIX;
+
+	if (hs->n_carry) {
+		memset(hs->carry + hs->n_carry, 0, 32 - hs->n_carry);
+		hash_block(hs, hs->carry);
+	}
+	for (int i = 0; i < 4; i++)
+		h = (h ^ hs->lane[i]) * MIX + (uint64_t)i;
+	return h ^ (h >> 31);
+}
+
+/* The checksum of fd's bytes from off to its end (len), read in chunks so
+ * that they do not stay mapped. */
+static bool sum_ok(int fd, uint64_t off, uint64_t len, uint64_t want)
+{
+	static __thread unsigned char buf[1 << 16];
+	struct hasher hs = {{1, 2, 3, 4}, 0, {0}, 0};
+
+	while (len) {
+		size_t n = len < sizeof(buf) ? (size_t)len : sizeof(buf);
+		ssize_t got = pread(fd, buf, n, (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got != (ssize_t)n)
+			return false;
+		hash_update(&hs, buf, n);
+		off += n;
+		len -= n;
+	}
+	return hash_final(&hs) == want;
+}
 
 struct symcache {
 	const unsigned char *map;
@@ -126,10 +210,10 @@ static void init(void)
 		    (size_t)snprintf(base, sizeof(base), "%s/.cache", home) >=
 			    sizeof(base))
 			return;
-		/* ~/.cache itself: created private if missing */
-		if (mkdir(base, 0700) < 0 && errno != EEXIST)
-			return;
 	}
+	/* the base directory itself: created private if missing */
+	if (mkdir(base, 0700) < 0 && errno != EEXIST)
+		return;
 	bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (bfd < 0)
 		return;
@@ -242,7 +326,9 @@ struct symcache *symcache_open_fd(int fd, const struct symcache_key *k,
 	}
 	c->map = m;
 	c->len = (size_t)st.st_size;
-	if (!layout_ok(c, k) || !probes_current(c)) {
+	if (!layout_ok(c, k) || !probes_current(c) ||
+	    !sum_ok(fd, sizeof(struct hdr), c->len - sizeof(struct hdr),
+		    c->h->sum)) {
 		symcache_close(c);
 		return NULL;
 	}
@@ -577,6 +663,7 @@ static int write_all(int fd, const void *buf, size_t len)
 int symcache_writer_write_fd(struct symcache_writer *w, int fd)
 {
 	static const char nul;
+	struct hasher hs = {{1, 2, 3, 4}, 0, {0}, 0};
 	int ret = -1;
 
 	if (w->failed)
@@ -584,6 +671,12 @@ int symcache_writer_write_fd(struct symcache_writer *w, int fd)
 	w->h.n_intervals = w->n_iv;
 	w->h.n_nodes = w->n_nodes;
 	w->h.strings_size = w->str_len + 1;
+	hash_update(&hs, w->probes, w->h.n_probes * sizeof(*w->probes));
+	hash_update(&hs, w->iv, w->n_iv * sizeof(*w->iv));
+	hash_update(&hs, w->nodes, w->n_nodes * sizeof(*w->nodes));
+	hash_update(&hs, w->str, w->str_len);
+	hash_update(&hs, &nul, 1);
+	w->h.sum = hash_final(&hs);
 	if (write_all(fd, &w->h, sizeof(w->h)) < 0 ||
 	    write_all(fd, w->probes, w->h.n_probes * sizeof(*w->probes)) < 0 ||
 	    write_all(fd, w->iv, w->n_iv * sizeof(*w->iv)) < 0 ||
