@@ -3,6 +3,7 @@
 #include "symcache.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -135,6 +136,25 @@ static bool sum_ok(int fd, uint64_t off, uint64_t len, uint64_t want)
 		len -= n;
 	}
 	return hash_final(&hs) == want;
+}
+
+int symcache_seal(unsigned char *buf, size_t len, struct symcache_key *key)
+{
+	struct hasher hs = {{1, 2, 3, 4}, 0, {0}, 0};
+	struct hdr h;
+
+	if (len < sizeof(h))
+		return -1;
+	hash_update(&hs, buf + sizeof(h), len - sizeof(h));
+	memcpy(&h, buf, sizeof(h));
+	h.sum = hash_final(&hs);
+	memcpy(buf, &h, sizeof(h));
+	key->build_id = buf + offsetof(struct hdr, build_id);
+	key->build_id_len = h.build_id_len;
+	key->size = h.size;
+	key->mtime_sec = h.mtime_sec;
+	key->mtime_nsec = h.mtime_nsec;
+	return 0;
 }
 
 struct symcache {

@@ -116,4 +116,12 @@ int symcache_writer_commit(struct symcache_writer *w);
 int symcache_writer_write_fd(struct symcache_writer *w, int fd);
 void symcache_writer_free(struct symcache_writer *w);
 
+/*
+ * For the fuzz target and tests: take *key from the header of the index
+ * in buf[0, len) and set its checksum to its body's, so that arbitrary
+ * bytes get past those two checks to the layout and record checks.
+ * -1 when buf is shorter than a header.
+ */
+int symcache_seal(unsigned char *buf, size_t len, struct symcache_key *key);
+
 #endif /* PALLOC_SYMCACHE_H */
