@@ -11,6 +11,7 @@
 #include "report.h"
 #include "serve.h"
 #include "symbols.h"
+#include "symcache.h"
 #include "unwind.h"
 
 #include <fcntl.h>
@@ -63,6 +64,8 @@ static PALLOC_NORETURN void usage(void)
 	       "(slower)\n"
 	       "     --no-symbolize         keep raw addresses in the "
 	       "profiles\n"
+	       "     --no-cache             do not use or write the symbol "
+	       "cache\n"
 	       "     --http <address>       serve the profiles over HTTP "
 	       "while it runs\n"
 	       "     --allow-users <users>  who else may read them there: "
@@ -1148,6 +1151,7 @@ enum {
 	OPT_PEAK,
 	OPT_EXACT,
 	OPT_NO_SYMBOLIZE,
+	OPT_NO_CACHE,
 	OPT_HTTP,
 	OPT_ALLOW_USERS,
 };
@@ -1164,6 +1168,7 @@ int main(int argc, char **argv)
 		{"peak", no_argument, NULL, OPT_PEAK},
 		{"exact", no_argument, NULL, OPT_EXACT},
 		{"no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE},
+		{"no-cache", no_argument, NULL, OPT_NO_CACHE},
 		{"http", required_argument, NULL, OPT_HTTP},
 		{"allow-users", required_argument, NULL, OPT_ALLOW_USERS},
 		{"quiet", no_argument, NULL, 'q'},
@@ -1250,6 +1255,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_SYMBOLIZE:
 			raw = true;
+			break;
+		case OPT_NO_CACHE:
+			symcache_disable();
 			break;
 		case OPT_HTTP:
 			if (!*optarg)

@@ -38,7 +38,7 @@ build() {
 
 pprof="$lc/pprof.c $lc/pprof_codec.c $out/proto/profile.pb-c.c"
 all="pprof_decode_fuzz procfs_fuzz cgroup_fuzz http_request_fuzz
-http_response_fuzz mallinfo_xml_fuzz num_fuzz symbols_fuzz"
+http_response_fuzz mallinfo_xml_fuzz num_fuzz symbols_fuzz symcache_fuzz"
 # shellcheck disable=SC2086
 [ $# -gt 0 ] || set -- $all
 for t in "$@"; do
@@ -64,8 +64,11 @@ for t in "$@"; do
 		# shellcheck disable=SC2086
 		build "$t" "libprotobuf-c zlib libelf libdw" -lstdc++ \
 			"$here/$t.c" "$here/fuzz_util.c" "$lc/symbols.c" \
-			"$lc/infile.c" \
+			"$lc/infile.c" "$lc/symcache.c" \
 			$pprof "$lc/msg.c" ;;
+	symcache_fuzz)
+		build "$t" "" "" "$here/$t.c" "$here/fuzz_util.c" \
+			"$lc/symcache.c" "$lc/msg.c" ;;
 	*)
 		echo "build.sh: unknown target '$t'" >&2
 		exit 2 ;;

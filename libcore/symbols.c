@@ -2,6 +2,7 @@
 /* Symbolize raw profiles: ELF symbols and DWARF lines via libdwfl/libdw. */
 #include "symbols.h"
 #include "perfmap.h"
+#include "symcache.h"
 #include "pprof_int.h"
 #include "msg.h"
 #include "infile.h"
@@ -25,6 +26,9 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
 
 /* Inlined frames kept per location; deeper chains keep the innermost. */
 #define MAX_FRAMES 64
+
+/* Debug file paths remembered per loaded file (find_debuginfo tries 4). */
+#define MAX_PROBES 8
 
 /* Address ranges of a module's CUs, for objects without .debug_aranges. */
 struct cu_range {
@@ -85,12 +89,23 @@ struct modfile {
 	struct sym_index syms;
 	unsigned long used; /* the cache's call count at the last use */
 	bool transient;	    /* dropped at the end of the call */
+	/* the answers from the on-disk index (symcache.h), without libdw */
+	struct symcache *idx;
+	/* the debug files libdwfl looked for while loading it */
+	struct probe {
+		char *path;
+		bool exists;
+		struct stat st;
+	} probes[MAX_PROBES];
+	size_t n_probes;
+	bool probes_lost; /* more than MAX_PROBES, or ENOMEM */
 };
 
 /* What a profile's mapping uses. */
 struct mod {
 	struct modfile *f; /* NULL: not usable */
 	uint64_t bias;	   /* runtime address minus ELF address */
+	bool needed;	   /* some location here needs symbols */
 	bool any_line;
 	bool used, any_unnamed; /* by some location; one has no lines */
 };
@@ -116,6 +131,8 @@ struct symbolizer {
 
 /* find_debuginfo has no context argument; symbolization is per thread. */
 static __thread const char *debug_root;
+/* the file being loaded, whose debug file probes are remembered */
+static __thread struct modfile *loading;
 
 const char *symbols_demangle(struct pprof_profile *p, const char *sym)
 {
@@ -176,6 +193,18 @@ static int try_debug_file(char **name, const char *fmt, ...)
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -1;
 	fd = infile_open(path, NULL);
+	if (loading && loading->n_probes < MAX_PROBES) {
+		struct probe *pr = &loading->probes[loading->n_probes];
+
+		pr->exists = fd >= 0 && fstat(fd, &pr->st) == 0;
+		pr->path = strdup(path);
+		if (pr->path)
+			loading->n_probes++;
+		else
+			loading->probes_lost = true;
+	} else if (loading) {
+		loading->probes_lost = true;
+	}
 	if (fd < 0)
 		return -1;
 	*name = strdup(path);
@@ -319,14 +348,27 @@ fail:
 	return -1;
 }
 
+/* Forget what libdwfl loaded (the symbol index points into it). */
+static void modfile_unload(struct modfile *f)
+{
+	if (f->dwfl)
+		dwfl_end(f->dwfl);
+	f->dwfl = NULL;
+	f->mod = NULL;
+	free(f->cus.r);
+	free(f->syms.s);
+	memset(&f->cus, 0, sizeof(f->cus));
+	memset(&f->syms, 0, sizeof(f->syms));
+}
+
 static void modfile_free(struct modfile *f)
 {
 	if (!f)
 		return;
-	if (f->dwfl)
-		dwfl_end(f->dwfl);
-	free(f->cus.r);
-	free(f->syms.s);
+	modfile_unload(f);
+	symcache_close(f->idx);
+	for (size_t i = 0; i < f->n_probes; i++)
+		free(f->probes[i].path);
 	free(f->path);
 	free(f);
 }
@@ -381,6 +423,53 @@ static void cache_trim(void)
 	cache.n = CACHE_FILES;
 }
 
+/* Load f->path into libdwfl (module name: the file's base name). */
+static int modfile_load(struct modfile *f, const char *file, int fd)
+{
+	const char *base = strrchr(file, '/');
+	Dwarf_Addr dbias;
+	int dfd;
+
+	f->dwfl = dwfl_begin(&callbacks);
+	if (!f->dwfl)
+		return -1;
+	/* The file checked (a regular file), not path opened again: what is
+	 * at path may have become a FIFO since. libdwfl keeps the fd on
+	 * success and leaves it to us on failure. */
+	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0)
+		return -1;
+	dwfl_report_begin(f->dwfl);
+	f->mod = dwfl_report_elf(f->dwfl, base ? base + 1 : file, f->path, dfd,
+				 0, true);
+	dwfl_report_end(f->dwfl, NULL, NULL);
+	if (!f->mod) {
+		close(dfd);
+		return -1;
+	}
+	loading = f;
+	f->dwarf = dwfl_module_getdwarf(f->mod, &dbias) != NULL;
+	loading = NULL;
+	return 0;
+}
+
+/* Load f again from its path after its index was refused: the same file
+ * (device and inode) opened as a regular file, or -1. */
+static int modfile_reload(struct modfile *f)
+{
+	struct stat sb;
+	int fd = infile_open(f->path, &sb), r = -1;
+
+	if (fd < 0)
+		return -1;
+	if (sb.st_dev == f->dev && sb.st_ino == f->ino)
+		r = modfile_load(f, f->path, fd);
+	close(fd);
+	return r;
+}
+
+static void index_module(struct modfile *f, const struct symcache_key *key);
+
 /*
  * The loaded file at path (opened as fd) from the cache, or loaded now
  * and cached. The same name, inode, size and modification time is taken
@@ -388,18 +477,19 @@ static void cache_trim(void)
  * this call only: rewritten in place within one tick of the clock (a
  * fuzzer, cp over a library) it would look unchanged, so only files whose
  * time is well past are trusted (git's "racy clean" rule). NULL with a
- * warning when libdwfl cannot load it. Lock held.
+ * warning when libdwfl cannot load it. Lock held. With a key (the file's
+ * build id), the answers come from the on-disk index when there is one,
+ * which is written otherwise (symcache.h); the key's size and time are
+ * filled in here.
  */
 static struct modfile *modfile_get(struct symbolizer *s, const char *path,
-				   const char *file, int fd)
+				   const char *file, int fd,
+				   struct symcache_key *key)
 {
 	struct modfile *f;
-	const char *base;
-	Dwarf_Addr dbias;
 	struct timespec now;
 	struct stat sb;
 	size_t i;
-	int dfd;
 
 	if (fstat(fd, &sb) < 0) {
 		/* not comparable: loaded for this call only */
@@ -435,27 +525,22 @@ static struct modfile *modfile_get(struct symbolizer *s, const char *path,
 	f->ino = sb.st_ino;
 	f->size = sb.st_size;
 	f->mtime = sb.st_mtim;
-	f->dwfl = dwfl_begin(&callbacks);
-	if (!f->dwfl)
-		goto fail;
-	base = strrchr(file, '/');
-	/* The file checked (a regular file), not path opened again: what is
-	 * at path may have become a FIFO since. libdwfl keeps the fd on
-	 * success and leaves it to us on failure. */
-	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (dfd < 0)
-		goto fail;
-	dwfl_report_begin(f->dwfl);
-	f->mod = dwfl_report_elf(f->dwfl, base ? base + 1 : file, path, dfd, 0,
-				 true);
-	dwfl_report_end(f->dwfl, NULL, NULL);
-	if (!f->mod) {
-		close(dfd);
-		goto fail;
-	}
-	f->dwarf = dwfl_module_getdwarf(f->mod, &dbias) != NULL;
 	f->transient = !sb.st_ino || clock_gettime(CLOCK_REALTIME, &now) < 0 ||
 		       sb.st_mtim.tv_sec >= now.tv_sec - 2;
+	if (f->transient || !key || !symcache_enabled())
+		key = NULL;
+	if (key) {
+		key->size = (uint64_t)sb.st_size;
+		key->mtime_sec = sb.st_mtim.tv_sec;
+		key->mtime_nsec = sb.st_mtim.tv_nsec;
+		f->idx = symcache_open(key, &f->dwarf);
+	}
+	if (!f->idx) {
+		if (modfile_load(f, file, fd) < 0)
+			goto fail;
+		if (key)
+			index_module(f, key);
+	}
 	if (!cache.atexit_done)
 		cache.atexit_done = atexit(cache_clear_at_exit) == 0;
 	cache.v[cache.n++] = f;
@@ -476,6 +561,7 @@ static void open_mapping(struct symbolizer *s, size_t i)
 {
 	const struct pprof_mapping *m = &s->p->mappings[i];
 	struct mod *md = &s->mods[i];
+	struct symcache_key key;
 	char path[4096], have[256];
 	const void *id;
 	char why[MSG_MAX];
@@ -522,7 +608,11 @@ static void open_mapping(struct symbolizer *s, size_t i)
 		     path, (unsigned long long)m->offset);
 		goto out;
 	}
-	md->f = modfile_get(s, path, m->file, fd);
+	key.build_id = id;
+	key.build_id_len = idlen > 0 ? (size_t)idlen : 0;
+	md->f = modfile_get(s, path, m->file, fd,
+			    idlen > 0 && idlen <= 64 && !*s->root ? &key
+								  : NULL);
 	md->bias = bias;
 	if (!md->f) {
 		s->st->mappings_missing++;
@@ -695,24 +785,40 @@ static const char *die_string(Dwarf_Die *die, unsigned int name)
 	return dwarf_formstring(&attr);
 }
 
-/* The function of a DWARF subprogram or inlined subroutine DIE. */
-static uint64_t die_function(struct symbolizer *s, Dwarf_Die *die,
-			     const char *file, const char *fallback)
+/* The linkage name of a DIE, or NULL. */
+static const char *die_linkage(Dwarf_Die *die)
 {
-	const char *name = die_string(die, DW_AT_name);
 	const char *linkage = die_string(die, DW_AT_linkage_name);
-	const char *shown;
+
+	return linkage ? linkage : die_string(die, DW_AT_MIPS_linkage_name);
+}
+
+/* The declaration line of a DIE, or 0. */
+static int die_decl_line(Dwarf_Die *die)
+{
 	int line = 0;
 
-	if (!linkage)
-		linkage = die_string(die, DW_AT_MIPS_linkage_name);
+	dwarf_decl_line(die, &line);
+	return line;
+}
+
+/*
+ * The function named name / linkage (fallback when both are NULL),
+ * declared in file (decl_file when NULL) at line.
+ */
+static uint64_t add_function(struct symbolizer *s, const char *name,
+			     const char *linkage, const char *file,
+			     const char *decl_file, int line,
+			     const char *fallback)
+{
+	const char *shown;
+
 	if (!name && !linkage)
 		name = linkage = fallback;
 	if (!name && !linkage)
 		return 0;
 	if (!file)
-		file = dwarf_decl_file(die);
-	dwarf_decl_line(die, &line);
+		file = decl_file;
 	/* a C function behind an asm label (glibc's hidden aliases, such
 	 * as __GI_setlocale) shows its source name; the label stays the
 	 * system name */
@@ -725,6 +831,27 @@ static uint64_t die_function(struct symbolizer *s, Dwarf_Die *die,
 		return 0;
 	return pprof_add_function(s->p, shown, linkage ? linkage : name, file,
 				  line);
+}
+
+/* The function of a DWARF subprogram or inlined subroutine DIE. */
+static uint64_t die_function(struct symbolizer *s, Dwarf_Die *die,
+			     const char *file, const char *fallback)
+{
+	return add_function(s, die_string(die, DW_AT_name), die_linkage(die),
+			    file, file ? NULL : dwarf_decl_file(die),
+			    die_decl_line(die), fallback);
+}
+
+/* The line of an inlined call (DW_AT_call_line), or 0. */
+static int call_line(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word w;
+
+	if (dwarf_attr(die, DW_AT_call_line, &attr) &&
+	    dwarf_formudata(&attr, &w) == 0)
+		return (int)w;
+	return 0;
 }
 
 /* The file that a DW_AT_call_file index names, in the DIE's own unit. */
@@ -898,8 +1025,6 @@ static size_t dwarf_lines(struct symbolizer *s, struct modfile *md,
 	for (i = depth - 1; i >= 0 && n < MAX_FRAMES; i--) {
 		Dwarf_Die *d = &chain[i];
 		int tag = dwarf_tag(d);
-		Dwarf_Attribute attr;
-		Dwarf_Word w;
 
 		if (tag != DW_TAG_subprogram &&
 		    tag != DW_TAG_inlined_subroutine)
@@ -914,12 +1039,525 @@ static size_t dwarf_lines(struct symbolizer *s, struct modfile *md,
 			break;
 		/* the caller's position is this inlined call's site */
 		file = call_file(d);
-		line = 0;
-		if (dwarf_attr(d, DW_AT_call_line, &attr) &&
-		    dwarf_formudata(&attr, &w) == 0)
-			line = (int)w;
+		line = call_line(d);
 	}
 	return n;
+}
+
+/*
+ * The same from the on-disk index: the chain of functions from the
+ * innermost node h->node up, as dwarf_lines() builds it. -1 when the
+ * index proves inconsistent.
+ */
+static int index_lines(struct symbolizer *s, struct modfile *md,
+		       const struct symcache_hit *h, struct pprof_line *lines,
+		       size_t *np)
+{
+	const char *file = h->file;
+	int line = h->line;
+	uint32_t i = h->node;
+	size_t n = 0;
+
+	while (i != SYMCACHE_NONE && n < MAX_FRAMES) {
+		struct symcache_node nd;
+
+		if (symcache_node(md->idx, i, &nd) < 0)
+			return -1;
+		lines[n].function_id = add_function(
+			s, nd.name, nd.linkage, file, nd.decl_file,
+			nd.decl_line, nd.subprogram ? h->sym : NULL);
+		lines[n].line = line;
+		if (!lines[n].function_id)
+			break;
+		n++;
+		if (nd.subprogram)
+			break;
+		file = nd.call_file;
+		line = nd.call_line;
+		i = nd.parent;
+	}
+	*np = n;
+	return 0;
+}
+
+/*
+ * Writing a module's index (symcache.h): the address space is cut at
+ * every address where some answer may change (a symbol's start or end,
+ * an address range of .debug_aranges or of a CU, a line-table row, a
+ * scope's range), and each piece gets what symbol_at(), find_cu(),
+ * dwarf_getsrc_die() and scope_chain() answer at its start: the same
+ * functions, so the same answers. scope_chain() walks a CU's tree for
+ * one pc; for all of them at once each CU is painted: the first scope
+ * among siblings that holds a pc owns it (namespaces are looked through),
+ * then its children paint inside what it owns.
+ */
+struct seg {
+	Dwarf_Addr lo, hi;
+	uint32_t node; /* innermost function or inlined call */
+};
+
+struct segv {
+	struct seg *v;
+	size_t n, cap;
+};
+
+struct addrv {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+/* A painted CU. */
+struct cu_paint {
+	Dwarf_Off off;
+	struct segv segs; /* sorted by lo */
+};
+
+struct indexer {
+	struct modfile *f;
+	struct symcache_writer *w;
+	struct addrv cuts;
+	struct cu_paint *cus;
+	size_t n_cus, cap_cus;
+	bool failed;
+	const char *last_str[2]; /* the last strings added, and their ids */
+	uint32_t last_id[2];
+};
+
+static bool segv_push(struct segv *sv, Dwarf_Addr lo, Dwarf_Addr hi,
+		      uint32_t node)
+{
+	if (sv->n == sv->cap) {
+		size_t cap = sv->cap ? 2 * sv->cap : 16;
+		struct seg *nv = realloc(sv->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return false;
+		sv->v = nv;
+		sv->cap = cap;
+	}
+	sv->v[sv->n].lo = lo;
+	sv->v[sv->n].hi = hi;
+	sv->v[sv->n].node = node;
+	sv->n++;
+	return true;
+}
+
+static bool cut(struct indexer *ix, uint64_t a)
+{
+	struct addrv *c = &ix->cuts;
+
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 1024;
+		uint64_t *nv = realloc(c->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return ix->failed = true, false;
+		c->v = nv;
+		c->cap = cap;
+	}
+	c->v[c->n++] = a;
+	return true;
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+	const struct seg *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int addr_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/*
+ * Move the parts of die's ranges (as dwarf_haspc() reads them) that are
+ * in avail to take (sorted). false on ENOMEM.
+ */
+static bool claim(Dwarf_Die *die, struct segv *avail, struct segv *take)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		size_t a = 0, b = avail->n, j, k, nr = 0;
+		struct seg rem[2], first, last;
+
+		if (lo >= hi)
+			continue;
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+
+			if (avail->v[mid].hi <= lo)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		for (j = a; j < avail->n && avail->v[j].lo < hi; j++)
+			if (!segv_push(
+				    take,
+				    avail->v[j].lo > lo ? avail->v[j].lo : lo,
+				    avail->v[j].hi < hi ? avail->v[j].hi : hi,
+				    SYMCACHE_NONE))
+				return false;
+		if (j == a)
+			continue;
+		first = avail->v[a];
+		last = avail->v[j - 1];
+		if (first.lo < lo)
+			rem[nr++] = (struct seg){first.lo, lo, SYMCACHE_NONE};
+		if (last.hi > hi)
+			rem[nr++] = (struct seg){hi, last.hi, SYMCACHE_NONE};
+		/* at most one more than before */
+		if (!segv_push(avail, 0, 0, SYMCACHE_NONE))
+			return false;
+		avail->n--;
+		memmove(&avail->v[a + nr], &avail->v[j],
+			(avail->n - j) * sizeof(*avail->v));
+		for (k = 0; k < nr; k++)
+			avail->v[a + k] = rem[k];
+		avail->n = avail->n - (j - a) + nr;
+	}
+	if (take->n > 1)
+		qsort(take->v, take->n, sizeof(*take->v), seg_cmp);
+	return true;
+}
+
+static uint32_t index_string(struct indexer *ix, const char *str)
+{
+	uint32_t id;
+
+	if (!str)
+		return SYMCACHE_NONE;
+	for (int i = 0; i < 2; i++)
+		if (ix->last_str[i] == str)
+			return ix->last_id[i];
+	id = symcache_writer_string(ix->w, str);
+	if (id == SYMCACHE_NONE - 1)
+		ix->failed = true;
+	ix->last_str[1] = ix->last_str[0];
+	ix->last_id[1] = ix->last_id[0];
+	ix->last_str[0] = str;
+	ix->last_id[0] = id;
+	return id;
+}
+
+/* The node of a subprogram or inlined subroutine DIE, as die_function()
+ * and dwarf_lines() read it. */
+static uint32_t index_node(struct indexer *ix, Dwarf_Die *die, int tag,
+			   uint32_t parent)
+{
+	uint32_t id = symcache_writer_node(
+		ix->w, index_string(ix, die_string(die, DW_AT_name)),
+		index_string(ix, die_linkage(die)),
+		index_string(ix, dwarf_decl_file(die)),
+		index_string(ix, call_file(die)), die_decl_line(die),
+		call_line(die), parent, tag == DW_TAG_subprogram);
+
+	if (id == SYMCACHE_NONE)
+		ix->failed = true;
+	return id;
+}
+
+static void paint_children(struct indexer *ix, Dwarf_Die *die,
+			   struct segv *avail, int depth, uint32_t fnode,
+			   struct segv *out);
+
+/* A scope child at chain depth depth: what it owns, then its children. */
+static void paint_scope(struct indexer *ix, Dwarf_Die *die, int tag,
+			struct segv *avail, int depth, uint32_t fnode,
+			struct segv *out)
+{
+	struct segv take = {0}, sub = {0}, mine = {0};
+	uint32_t node = fnode;
+	size_t i, k = 0;
+
+	if (!claim(die, avail, &take)) {
+		ix->failed = true;
+		goto out;
+	}
+	if (!take.n)
+		goto out;
+	if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
+		node = index_node(ix, die, tag, fnode);
+	if (depth + 1 < MAX_SCOPES) {
+		for (i = 0; i < take.n; i++)
+			if (!segv_push(&mine, take.v[i].lo, take.v[i].hi,
+				       SYMCACHE_NONE))
+				ix->failed = true;
+		paint_children(ix, die, &mine, depth + 1, node, &sub);
+		if (sub.n > 1)
+			qsort(sub.v, sub.n, sizeof(*sub.v), seg_cmp);
+	}
+	/* what the children own, and the rest this scope's */
+	for (i = 0; i < take.n && !ix->failed; i++) {
+		Dwarf_Addr at = take.v[i].lo;
+
+		for (; k < sub.n && sub.v[k].lo < take.v[i].hi; k++) {
+			if (sub.v[k].lo > at && node != SYMCACHE_NONE &&
+			    !segv_push(out, at, sub.v[k].lo, node))
+				ix->failed = true;
+			if (!segv_push(out, sub.v[k].lo, sub.v[k].hi,
+				       sub.v[k].node))
+				ix->failed = true;
+			at = sub.v[k].hi;
+		}
+		if (at < take.v[i].hi && node != SYMCACHE_NONE &&
+		    !segv_push(out, at, take.v[i].hi, node))
+			ix->failed = true;
+	}
+out:
+	free(take.v);
+	free(sub.v);
+	free(mine.v);
+}
+
+/* The children of die, as scope_chain() visits them. */
+static void paint_children(struct indexer *ix, Dwarf_Die *die,
+			   struct segv *avail, int depth, uint32_t fnode,
+			   struct segv *out)
+{
+	Dwarf_Die child;
+
+	if (depth >= MAX_SCOPES || dwarf_child(die, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (ix->failed || !avail->n)
+			return;
+		switch (tag) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_lexical_block:
+		case DW_TAG_entry_point:
+			paint_scope(ix, &child, tag, avail, depth, fnode, out);
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+			paint_children(ix, &child, avail, depth, fnode, out);
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/* Paint a CU and cut at its scopes' and line rows' addresses. */
+static void index_cu(struct indexer *ix, Dwarf_Die *cu, Dwarf_Addr bias)
+{
+	struct segv avail = {0};
+	struct cu_paint *cp;
+	Dwarf_Lines *lines;
+	size_t i, n;
+
+	if (dwarf_getsrclines(cu, &lines, &n) == 0)
+		for (i = 0; i < n; i++) {
+			Dwarf_Addr a;
+
+			if (dwarf_lineaddr(dwarf_onesrcline(lines, i), &a) ==
+				    0 &&
+			    !cut(ix, a + bias))
+				return;
+		}
+	if (ix->n_cus == ix->cap_cus) {
+		size_t cap = ix->cap_cus ? 2 * ix->cap_cus : 64;
+		struct cu_paint *nv = realloc(ix->cus, cap * sizeof(*nv));
+
+		if (!nv) {
+			ix->failed = true;
+			return;
+		}
+		ix->cus = nv;
+		ix->cap_cus = cap;
+	}
+	cp = &ix->cus[ix->n_cus++];
+	cp->off = dwarf_dieoffset(cu);
+	memset(&cp->segs, 0, sizeof(cp->segs));
+	if (!segv_push(&avail, 0, UINT64_MAX, SYMCACHE_NONE)) {
+		ix->failed = true;
+		return;
+	}
+	paint_children(ix, cu, &avail, 0, SYMCACHE_NONE, &cp->segs);
+	free(avail.v);
+	if (cp->segs.n > 1)
+		qsort(cp->segs.v, cp->segs.n, sizeof(*cp->segs.v), seg_cmp);
+	for (i = 0; i < cp->segs.n; i++)
+		if (!cut(ix, cp->segs.v[i].lo + bias) ||
+		    !cut(ix, cp->segs.v[i].hi + bias))
+			return;
+}
+
+static int cu_paint_cmp(const void *a, const void *b)
+{
+	const struct cu_paint *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The innermost function node at DWARF address pc in the CU at off. */
+static bool painted_node(struct indexer *ix, Dwarf_Off off, Dwarf_Addr pc,
+			 uint32_t *node)
+{
+	struct cu_paint key = {.off = off}, *cp;
+	size_t lo = 0, hi;
+
+	cp = bsearch(&key, ix->cus, ix->n_cus, sizeof(*ix->cus), cu_paint_cmp);
+	if (!cp)
+		return false;
+	*node = SYMCACHE_NONE;
+	hi = cp->segs.n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cp->segs.v[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && pc < cp->segs.v[lo - 1].hi)
+		*node = cp->segs.v[lo - 1].node;
+	return true;
+}
+
+/* The cuts: symbols, aranges, CU ranges, then every CU. */
+static void index_cuts(struct indexer *ix)
+{
+	struct modfile *f = ix->f;
+	Dwarf_Aranges *ar;
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias, cbias;
+	size_t i, n;
+	Dwarf *dw;
+
+	if (!f->syms.built)
+		build_sym_index(f);
+	if (!f->syms.s && dwfl_module_getsymtab(f->mod) > 1)
+		ix->failed = true;
+	for (i = 0; i < f->syms.n; i++)
+		if (!cut(ix, f->syms.s[i].lo) ||
+		    (f->syms.s[i].size &&
+		     !cut(ix, f->syms.s[i].lo + f->syms.s[i].size)))
+			return;
+	if (!f->dwarf)
+		return;
+	dw = dwfl_module_getdwarf(f->mod, &bias);
+	if (!dw) {
+		ix->failed = true;
+		return;
+	}
+	if (dwarf_getaranges(dw, &ar, &n) == 0)
+		for (i = 0; i < n; i++) {
+			Dwarf_Addr a;
+			Dwarf_Word len;
+
+			if (dwarf_getarangeinfo(dwarf_onearange(ar, i), &a,
+						&len, NULL) == 0 &&
+			    (!cut(ix, a + bias) || !cut(ix, a + len + bias) ||
+			     !cut(ix, a + len + bias + 1)))
+				return;
+		}
+	if (!f->cus.built)
+		build_cu_index(f);
+	for (i = 0; i < f->cus.n; i++)
+		if (!cut(ix, f->cus.r[i].lo + bias) ||
+		    !cut(ix, f->cus.r[i].hi + bias))
+			return;
+	while (!ix->failed && (cu = dwfl_module_nextcu(f->mod, cu, &cbias)))
+		index_cu(ix, cu, cbias);
+	if (ix->n_cus > 1)
+		qsort(ix->cus, ix->n_cus, sizeof(*ix->cus), cu_paint_cmp);
+}
+
+/* Each piece's answers. */
+static void index_answers(struct indexer *ix)
+{
+	struct modfile *f = ix->f;
+	size_t i;
+
+	for (i = 0; i < ix->cuts.n && !ix->failed; i++) {
+		uint64_t a = ix->cuts.v[i];
+		const char *file = NULL;
+		int line = 0;
+		uint32_t node = SYMCACHE_NONE;
+		uint32_t sym;
+
+		if (i && a == ix->cuts.v[i - 1])
+			continue;
+		sym = index_string(ix, symbol_at(f, a));
+		if (f->dwarf) {
+			Dwarf_Die cu_mem, *cu;
+			Dwarf_Addr bias;
+			Dwarf_Line *dl;
+
+			cu = find_cu(f, a, &bias, &cu_mem);
+			if (cu) {
+				dl = dwarf_getsrc_die(cu, a - bias);
+				if (dl) {
+					file = dwarf_linesrc(dl, NULL, NULL);
+					dwarf_lineno(dl, &line);
+				}
+				/* a CU that was not painted: give up */
+				if (!painted_node(ix, dwarf_dieoffset(cu),
+						  a - bias, &node))
+					ix->failed = true;
+			}
+		}
+		if (symcache_writer_interval(ix->w, a, sym,
+					     index_string(ix, file), line,
+					     node) < 0)
+			ix->failed = true;
+	}
+}
+
+/*
+ * Write f's index, then answer from it (so that the first run answers as
+ * the next ones will) and drop what libdwfl loaded. On any failure f
+ * stays as it was, answered by libdw.
+ */
+static void index_module(struct modfile *f, const struct symcache_key *key)
+{
+	struct indexer ix = {.f = f};
+	size_t i;
+	bool dwarf;
+
+	if (f->probes_lost)
+		return;
+	ix.w = symcache_writer_new(key, f->dwarf);
+	if (!ix.w)
+		return;
+	for (i = 0; i < f->n_probes; i++)
+		if (symcache_writer_probe(ix.w, f->probes[i].path,
+					  f->probes[i].exists ? &f->probes[i].st
+							      : NULL) < 0)
+			ix.failed = true;
+	loading = f;
+	if (!ix.failed)
+		index_cuts(&ix);
+	if (!ix.failed && ix.cuts.n > 1)
+		qsort(ix.cuts.v, ix.cuts.n, sizeof(*ix.cuts.v), addr_cmp);
+	index_answers(&ix);
+	loading = NULL;
+	for (i = 0; i < ix.n_cus; i++)
+		free(ix.cus[i].segs.v);
+	free(ix.cus);
+	free(ix.cuts.v);
+	if (ix.failed) {
+		symcache_writer_free(ix.w);
+		return;
+	}
+	if (symcache_writer_commit(ix.w) < 0)
+		return;
+	f->idx = symcache_open(key, &dwarf);
+	if (f->idx && dwarf == f->dwarf) {
+		modfile_unload(f);
+	} else {
+		symcache_close(f->idx);
+		f->idx = NULL;
+	}
 }
 
 static void symbolize_location(struct symbolizer *s, struct pprof_location *l)
@@ -933,10 +1571,31 @@ static void symbolize_location(struct symbolizer *s, struct pprof_location *l)
 	uint64_t addr = l->address - md->bias;
 	const char *file = NULL;
 	int line = 0;
+	struct modfile *f = md->f;
+	struct symcache_hit h;
 
+	if (f->idx) {
+		if (symcache_lookup(f->idx, addr, &h) == 0 &&
+		    (!f->dwarf || index_lines(s, f, &h, lines, &n) == 0)) {
+			sym = h.sym;
+			file = h.file;
+			line = h.line;
+			goto named;
+		}
+		/* an inconsistent index: refused, libdw from now on */
+		symcache_refuse(f->idx);
+		symcache_close(f->idx);
+		f->idx = NULL;
+		n = 0;
+		if (modfile_reload(f) < 0)
+			modfile_unload(f);
+	}
+	if (!f->mod)
+		return;
 	sym = symbol_at(md->f, addr);
 	if (md->f->dwarf)
 		n = dwarf_lines(s, md->f, addr, sym, lines, &file, &line);
+named:
 	if (n == 0 && sym) {
 		/* the symbol, with the line table's file and line if any */
 		const char *name = symbols_demangle(s->p, sym);
@@ -1114,11 +1773,16 @@ int symbols_symbolize(struct pprof_profile *p, const char *root,
 	pthread_mutex_lock(&cache.lock);
 	cache.calls++;
 	debug_root = s.root;
+	/* only the files that some location needs are opened */
+	for (i = 0; i < p->n_locations; i++)
+		if (p->locations[i].mapping_id && !p->locations[i].n_lines)
+			s.mods[p->locations[i].mapping_id - 1].needed = true;
 	for (i = 0; i < p->n_mappings; i++) {
 		if (p->mappings[i].file[0] != '/')
 			continue;
 		st->mappings++;
-		open_mapping(&s, i);
+		if (s.mods[i].needed)
+			open_mapping(&s, i);
 	}
 	for (i = 0; i < p->n_locations; i++) {
 		struct pprof_location *l = &p->locations[i];

@@ -19,6 +19,9 @@ unset PALLOC_OUTPUT PALLOC_SAMPLE_RATE PALLOC_INTERVAL PALLOC_UNWIND \
 T=$(mktemp -d "${TMPDIR:-/tmp}/palloc-test.XXXXXX") || exit 99
 trap 'cd /; rm -rf "$T"' EXIT
 cd "$T" || exit 99
+# symbol indexes (symcache.h) go to the test's own cache, not the user's
+XDG_CACHE_HOME=$T/cache
+export XDG_CACHE_HOME
 
 _n=0
 _failed=0
