@@ -9,7 +9,7 @@
 need_agent
 need palloc-run sig-alloc
 
-plan 14
+plan 16
 
 # Threads: the agent's control, interval and peak threads wait for the
 # program's own first thread.
@@ -18,6 +18,27 @@ LD_PRELOAD="$PALLOC_AGENT" PALLOC_INTERVAL=1 PALLOC_PEAK=1 \
 check "a single-threaded program stays single-threaded ($(cat thr.out))" \
 	grep -qx 'Threads:.1' thr.out
 
+# A daemon that drops privileges: glibc's setxid broadcast reaches every
+# thread, and an agent thread (whose capabilities setpriv did not keep)
+# made it abort (exit 134). Here as nobody, also with palloc-run -o
+# /dev/null, which once refused a non-root user ('/dev' not writable).
+# The build tree may be where nobody cannot read (a clone under /root):
+# palloc-run and the agent are copied into the test's directory.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	mkdir bin && cp "$(command -v palloc-run)" "$PALLOC_AGENT" bin &&
+		chmod -R a+rX "$T"
+	LD_PRELOAD="$T/bin/${PALLOC_AGENT##*/}" PALLOC_OUTPUT=/dev/null setpriv \
+		--reuid=65534 --regid=65534 --clear-groups true 2>sp.err
+	check "setpriv to nobody under LD_PRELOAD exits 0 as without" \
+		test $? -eq 0
+	(cd / && setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env PALLOC_AGENT="$T/bin/${PALLOC_AGENT##*/}" "$T/bin/palloc-run" \
+		-q -o /dev/null true) 2>sp2.err
+	check "palloc-run -o /dev/null as nobody exits 0" test $? -eq 0
+else
+	skip "setpriv: not root"
+	skip "setpriv: not root"
+fi
 if unshare -U true 2>/dev/null; then
 	LD_PRELOAD="$PALLOC_AGENT" unshare -U true 2>us.err
 	check "unshare -U under LD_PRELOAD exits 0 as without" test $? -eq 0

@@ -2,6 +2,7 @@
 /* sig-alloc: a single-threaded program that allocates in signal handlers
  * (unsafe, but common, and it works without the agent), or forks there;
  * and a long-running allocator for the live tests. */
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -104,8 +105,17 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
+	/*
+	 * The main loop's blocks are mmap'd (a fixed threshold: glibc would
+	 * raise its own after the first free), the handler's come from the
+	 * heap: without locks (a single-threaded glibc) the two share no free
+	 * list, so the program works by design, not by chance; with glibc's
+	 * multithreaded path the arena lock is held around each mmap, where
+	 * the handler's malloc would wait for ever.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	while (handled < n) {
-		void *p = malloc(2048 + i % 8192);
+		void *p = malloc(256 * 1024 + i % 4096);
 
 		free(p);
 		i++;
