@@ -20,7 +20,9 @@ check "palloc-dump --serve [::]: exit 2, nothing on stdout" \
 check "palloc-dump: two lines, the reason and --help" \
 	test "$(wc -l <err)" = 2 -a "$(grep -c 'not a loopback address' err)" = 1
 
-LD_PRELOAD=$PALLOC_AGENT leaker --seconds 120 --rate 65536 2>leaker.err &
+# single-threaded: its agent answers while it allocates (palloc(7), Threads)
+LD_PRELOAD=$PALLOC_AGENT PALLOC_SAMPLE_RATE=4096 leaker --seconds 120 \
+	--rate 65536 2>leaker.err &
 pid=$!
 server=
 flood=

@@ -30,7 +30,8 @@ stop_workload() {
 part() { jq -r --arg n "$1" '.parts[] | select(.name == $n) | .bytes' "$2"; }
 
 # check_truth TAG FILE: one test per part with a truth in truth.txt, passing when
-# the part is within 5 % of the truth; then one test that the parts and
+# the part is within 5 % of the truth (a remainder: and of the allocator's
+# metadata); then one test that the parts and
 # unexplained add up to Rss, and one that |unexplained| <= 5 % of Rss.
 check_truth() {
 	_rss=$(jq .rss_bytes "$2")
@@ -42,9 +43,17 @@ check_truth() {
 		_got=$(part "$_name" "$2")
 		diag "$1: $_name $_got, truth $_want ($(awk -v g="$_got" \
 			-v w="$_want" 'BEGIN { printf "%+.2f%%", 100 * (g - w) / w }'))"
+		# A part computed as what is left of the anonymous memory
+		# (basis "remainder") also carries the error of the allocator's
+		# metadata figure, reconciled but not measured (jemalloc counts
+		# its metadata mapped, touched or not: 2.6 MiB at start).
+		_slack=$(jq --arg n "$_name" '[.parts[] | select(.name == $n
+			and .basis == "remainder")] as $r | if ($r | length) > 0
+			then ([.parts[] | select(.name == "allocator_metadata")
+			| .bytes // 0] | add // 0) else 0 end' "$2")
 		check "$1: $_name within 5% of the truth" \
-			awk -v g="$_got" -v w="$_want" \
-			'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && g != "null" && d <= 0.05 * w) }'
+			awk -v g="$_got" -v w="$_want" -v k="$_slack" \
+			'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && g != "null" && d <= 0.05 * w + k) }'
 	done <truth.sum
 	_un=$(jq .unexplained_bytes "$2")
 	diag "$1: Rss $_rss, unexplained $_un ($(awk -v u="$_un" -v r="$_rss" \
