@@ -131,11 +131,18 @@ int ctlsock_clean_stale(const char *dir)
 }
 
 /*
- * The process's thread group id and its real, effective, saved and file
- * system uids, from /proc/PID/status (readable whatever the process's
- * dumpable flag, unlike the owner of /proc/PID). 0 or -1.
+ * What /proc/PID/status says of a process (readable whatever its dumpable
+ * flag, unlike the owner of /proc/PID): its thread group, uids, state and
+ * thread count. 0 or -1.
  */
-static int proc_ids(pid_t pid, pid_t *tgid, uid_t uids[4])
+struct proc_status {
+	pid_t tgid;
+	uid_t uids[4]; /* real, effective, saved, file system */
+	char state;    /* R, S, T, ... */
+	long threads;
+};
+
+static int proc_status(pid_t pid, struct proc_status *ps)
 {
 	char path[64], line[256];
 	unsigned int u[4];
@@ -146,42 +153,25 @@ static int proc_ids(pid_t pid, pid_t *tgid, uid_t uids[4])
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
-	while (got != 3 && fgets(line, sizeof(line), f)) {
+	while (got != 15 && fgets(line, sizeof(line), f)) {
 		long t;
 
 		if (sscanf(line, "Tgid: %ld", &t) == 1) {
-			*tgid = (pid_t)t;
+			ps->tgid = (pid_t)t;
 			got |= 1;
 		} else if (sscanf(line, "Uid: %u %u %u %u", &u[0], &u[1], &u[2],
 				  &u[3]) == 4) {
 			for (int k = 0; k < 4; k++)
-				uids[k] = (uid_t)u[k];
+				ps->uids[k] = (uid_t)u[k];
 			got |= 2;
+		} else if (sscanf(line, "State: %c", &ps->state) == 1) {
+			got |= 4;
+		} else if (sscanf(line, "Threads: %ld", &ps->threads) == 1) {
+			got |= 8;
 		}
 	}
 	fclose(f);
-	return got == 3 ? 0 : -1;
-}
-
-/* The State: letter and Threads: count of /proc/PID/status; 0 or -1. */
-static int proc_state(pid_t pid, char *state, long *threads)
-{
-	char path[64], line[256];
-	int got = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (got != 3 && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "State: %c", state) == 1)
-			got |= 1;
-		else if (sscanf(line, "Threads: %ld", threads) == 1)
-			got |= 2;
-	}
-	fclose(f);
-	return got == 3 ? 0 : -1;
+	return got == 15 ? 0 : -1;
 }
 
 /*
@@ -191,16 +181,16 @@ static int proc_state(pid_t pid, char *state, long *threads)
  */
 static void explain_timeout(pid_t pid)
 {
-	char why[MSG_MAX], state;
-	long threads;
+	char why[MSG_MAX];
+	struct proc_status ps;
 
 	if (strncmp(msg_last(), "timed out", 9) != 0 ||
-	    proc_state(pid, &state, &threads) < 0)
+	    proc_status(pid, &ps) < 0)
 		return;
 	snprintf(why, sizeof(why), "%s", msg_last());
-	if (state == 'T' || state == 't')
+	if (ps.state == 'T' || ps.state == 't')
 		msg_set("%s: the process is stopped", why);
-	else if (threads == 1)
+	else if (ps.threads == 1)
 		msg_set("%s: the process is single-threaded and answers only "
 			"while it allocates (palloc(7), Threads)",
 			why);
@@ -216,8 +206,8 @@ static void explain_timeout(pid_t pid)
  */
 static int open_dir_checked(const char *dir, pid_t pid)
 {
-	uid_t uids[4], me = geteuid();
-	pid_t tgid;
+	uid_t me = geteuid();
+	struct proc_status ps;
 	struct stat st;
 	bool owner_ok;
 	int fd;
@@ -238,9 +228,9 @@ static int open_dir_checked(const char *dir, pid_t pid)
 		return msg_set_errno(errno, "cannot stat '%s'", dir);
 	}
 	owner_ok = st.st_uid == me;
-	if (!owner_ok && pid > 0 && proc_ids(pid, &tgid, uids) == 0)
+	if (!owner_ok && pid > 0 && proc_status(pid, &ps) == 0)
 		for (int k = 0; k < 4; k++)
-			owner_ok |= st.st_uid == uids[k];
+			owner_ok |= st.st_uid == ps.uids[k];
 	if (!owner_ok) {
 		close(fd);
 		errno = EPERM;
@@ -447,14 +437,14 @@ static int check_peer(int fd, pid_t pid, const char *path)
 {
 	struct ucred cr;
 	socklen_t n = sizeof(cr);
-	uid_t uids[4], me = geteuid();
-	pid_t tgid = pid;
+	uid_t me = geteuid();
+	struct proc_status ps;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0 ||
 	    n != sizeof(cr))
 		return msg_set_errno(errno, "cannot check the peer of '%s'",
 				     path);
-	if (cr.pid != pid && (proc_ids(pid, &tgid, uids) < 0 || cr.pid != tgid))
+	if (cr.pid != pid && (proc_status(pid, &ps) < 0 || cr.pid != ps.tgid))
 		return msg_set("socket '%s' is served by process %d, not by "
 			       "process %d",
 			       path, (int)cr.pid, (int)pid);
