@@ -99,7 +99,8 @@ static void hash_update(struct hasher *hs, const void *buf, size_t len)
 	}
 	for (; len >= 32; p += 32, len -= 32)
 		hash_block(hs, p);
-	memcpy(hs->carry, p, len);
+	if (len) /* p may be NULL with len 0: memcpy's arguments are nonnull */
+		memcpy(hs->carry, p, len);
 	hs->n_carry = len;
 }
 

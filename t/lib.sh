@@ -119,6 +119,11 @@ one_line() {
 	return 1
 }
 
+# asan CMD: command CMD was built with AddressSanitizer (configure
+# --enable-asan), whose allocator copies on every realloc and keeps freed
+# memory in quarantine: peak memory figures are not the command's own.
+asan() { nm "$(command -v "$1")" 2>/dev/null | grep -q ' __asan_init$'; }
+
 # peak_kb FILE CMD...: run CMD under /usr/bin/time (Debian: time), its
 # peak RSS in KiB into FILE; returns CMD's status.
 peak_kb() {
