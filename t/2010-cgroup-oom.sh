@@ -127,8 +127,9 @@ check "$at90 of $RUNS: a profile written at >= 90 % of the limit" \
 check "$top of $RUNS: leak_to_oom on top of its inuse_space" \
 	[ $top = "$RUNS" ]
 
-# A threaded program: the agent's pressure thread checks.
-oom_run t -q oom-leaker 2 60 threads
+# A threaded program leaking 8 MiB every 10 ms: the agent's pressure thread
+# checks, woken by the allocating threads at every 1 % of the limit.
+oom_run t -q oom-leaker 8 60 threads
 diag "threaded: $(ls run.t | tr '\n' ' ')"
 check "threaded: killed, reported, a profile at >= 90 %" sh -c \
 	'[ "$(cat rc.t)" = 137 ] &&

@@ -1125,8 +1125,10 @@ void agent_safe_point(void)
 	uint64_t now;
 	bool pressure;
 
-	if (__atomic_load_n(&ag.threaded, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&ag.threaded, __ATOMIC_RELAXED)) {
+		agent_pressure_threaded(agent_tls.bytes_base - agent_tls.left);
 		return;
+	}
 	if (control_serve_inline)
 		control_serve_inline();
 	pressure = agent_pressure_on();

@@ -194,6 +194,9 @@ void agent_pressure_after_fork(void);
 void agent_pressure_safe_point(uint64_t now, uint64_t alloc_bytes);
 /* From agent_program_threaded: the thread that checks from then on. */
 void agent_pressure_start_thread(void);
+/* From agent_safe_point once threaded: the calling thread's allocated
+ * bytes; wakes the thread when the program grew by 1 % of the limit. */
+void agent_pressure_threaded(uint64_t alloc_bytes);
 
 /* Seconds of CLOCK_MONOTONIC as nanoseconds. */
 uint64_t agent_now_ns(void);

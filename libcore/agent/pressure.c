@@ -24,7 +24,9 @@
 #include "num.h"
 
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,7 +49,15 @@ static struct {
 	int version;
 	uint64_t next_ns, alloc_at_read;
 	bool thread_started;
+	/* Threaded: bytes the program's threads allocated since the last
+	 * read, and the futex word that wakes the thread at 1 % of the
+	 * limit. */
+	uint64_t grown;
+	int wake;
 } pr;
+
+/* This thread's allocated bytes when it last added to pr.grown. */
+static __thread uint64_t grown_mark __attribute__((tls_model("initial-exec")));
 
 /* ---- configuration ---- */
 
@@ -338,6 +348,8 @@ void agent_pressure_after_fork(void)
 	pr.done = 0;
 	pr.thread_started = false;
 	pr.next_ns = 0;
+	pr.grown = 0;
+	pr.wake = 0;
 }
 
 /* ---- the check ---- */
@@ -398,7 +410,26 @@ void agent_pressure_safe_point(uint64_t now, uint64_t alloc_bytes)
 	(void)check_now();
 }
 
-/* Every 100 ms, every 10 ms within 20 points of the next threshold. */
+void agent_pressure_threaded(uint64_t alloc_bytes)
+{
+	uint64_t d = alloc_bytes - grown_mark;
+
+	if (!__atomic_load_n(&pr.thread_started, __ATOMIC_RELAXED) ||
+	    !agent_pressure_on())
+		return;
+	grown_mark = alloc_bytes;
+	if (__atomic_add_fetch(&pr.grown, d, __ATOMIC_RELAXED) < pr.limit / 100)
+		return;
+	__atomic_store_n(&pr.grown, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&pr.wake, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &pr.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/*
+ * Every 100 ms, every 10 ms within 20 points of the next threshold, and
+ * whenever the program's threads have allocated 1 % of the limit
+ * (agent_pressure_threaded wakes it).
+ */
 static void *pressure_main(void *arg PALLOC_UNUSED)
 {
 	agent_tls.agent_thread = true;
@@ -414,8 +445,10 @@ static void *pressure_main(void *arg PALLOC_UNUSED)
 			}
 		if (pct + 20 >= next)
 			ts.tv_nsec = NEAR_EVERY_NS;
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
+		if (!__atomic_exchange_n(&pr.wake, 0, __ATOMIC_ACQUIRE))
+			syscall(SYS_futex, &pr.wake, FUTEX_WAIT_PRIVATE, 0, &ts,
+				NULL, 0);
+		__atomic_store_n(&pr.wake, 0, __ATOMIC_RELAXED);
 	}
 	agent_guard_leave();
 	return NULL;
@@ -429,7 +462,7 @@ void agent_pressure_start_thread(void)
 
 	if (!agent_pressure_on() || pr.thread_started)
 		return;
-	pr.thread_started = true;
+	__atomic_store_n(&pr.thread_started, true, __ATOMIC_RELEASE);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
