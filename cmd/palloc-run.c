@@ -1411,6 +1411,7 @@ int main(int argc, char **argv)
 	if (pid < 0) {
 		msg_error("cannot run '%s': %s", argv[optind],
 			  strerror(exec_errno));
+		run_oom_report(&oom, NULL, NULL);
 		serve_stop(srv);
 		collect_free(col);
 		return exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
