@@ -14,47 +14,57 @@ plan 13
 
 cp -R "$top_srcdir/t/fixtures/sysroot-cgroup2" root
 chmod -R u+w root
-app=root/sys/fs/cgroup/user.slice/app.service
-# pressure_run NAME [VAR=VALUE...]: a short allocating program with the
-# agent, cgroup files read under root/; profiles p.NAME.%n.pb.gz.
+# pressure_run NAME FILE VALUE [VAR=VALUE...]: the leaker (64 KiB every
+# 10 ms) with the agent, cgroup files read under root/, profiles
+# p.NAME.%n.pb.gz; once it runs, VALUE goes into FILE (under root/); waits
+# for its first pressure profile, then ends it.
 pressure_run() {
-	_name=$1
-	shift
-	env "$@" PALLOC_SYSROOT="$T/root" PALLOC_SAMPLE_RATE=1 \
+	_name=$1 _file=root/sys/fs/cgroup/$2 _value=$3
+	shift 3
+	timeout_run 60 env "$@" PALLOC_SYSROOT="$T/root" PALLOC_SAMPLE_RATE=1 \
 		PALLOC_OUTPUT="$T/p.$_name.%n.pb.gz" LD_PRELOAD="$PALLOC_AGENT" \
-		sort "$top_srcdir/man/palloc.7" >/dev/null 2>"$_name.err"
+		oom-leaker 64k 30 >"$_name.out" 2>"$_name.err" &
+	_pid=$!
+	retry 100 0.1 grep -q ready "$_name.out"
+	echo "$_value" >"$_file"
+	retry 100 0.1 sh -c "ls p.$_name.at* >/dev/null 2>&1"
+	kill $_pid
+	wait $_pid
 }
 # comment_of FILE: the agent's pressure comment.
 comment_of() {
 	gzip -dc "$1" | tr -c '[:print:]' '\n' | grep '^memory pressure: '
 }
-
-# memory.current 104857600 of memory.max 268435456: 39 %.
-pressure_run below
-check "v2 fixture at 39 %: no pressure profile" \
-	sh -c '! ls p.below.at* 2>/dev/null | grep -q .'
-pressure_run at30 PALLOC_DUMP_AT=30,50
-# only NAME: the one pressure profile of run NAME is p.NAME.SEQ.pb.gz, and
-# its comment has TEXT.
+# only NAME SEQ TEXT: the one pressure profile of run NAME is
+# p.NAME.SEQ.pb.gz, and its comment has TEXT.
 only() {
 	[ "$(ls p.$1.at*)" = "p.$1.$2.pb.gz" ] &&
 		comment_of "p.$1.$2.pb.gz" | grep -qF "$3"
 }
-check "v2 fixture, PALLOC_DUMP_AT=30,50: one profile at30 saying 39.0 % of 268435456" \
-	only at30 at30 "cgroup v2 usage 104857600 bytes of a limit of 268435456 bytes (39.0 % of the limit; threshold 30 %)"
-diag "$(comment_of p.at30.at30.pb.gz)"
-# A parent's smaller limit is the effective one, with the parent's usage.
+
+# memory.current 104857600 of memory.max 268435456: 39 % at start, so 30
+# counts as crossed before; 150000000 is 55.8 %.
+pressure_run at50 user.slice/app.service/memory.current 150000000 \
+	PALLOC_DUMP_AT=30,50
+diag "$(comment_of p.at50.at50.pb.gz)"
+check "v2 fixture, PALLOC_DUMP_AT=30,50 from 39 % to 55.8 %: only at50" \
+	only at50 at50 "cgroup v2 usage 150000000 bytes of a limit of 268435456 bytes (55.8 % of the limit; threshold 50 %)"
+# A parent's smaller limit is the effective one, with the parent's usage:
+# from 45.4 % to 95.3 %, a jump past 80 and 90 writes at95 alone.
 echo 110000000 >root/sys/fs/cgroup/user.slice/memory.max
-echo 104857600 >root/sys/fs/cgroup/user.slice/memory.current
-pressure_run parent
+echo 50000000 >root/sys/fs/cgroup/user.slice/memory.current
+pressure_run parent user.slice/memory.current 104857600
 check "v2 fixture: the parent's smaller limit counts (95.3 %: at95 only)" \
 	only parent at95 "of a limit of 110000000 bytes (95.3 % of the limit; threshold 95 %)"
-pressure_run off PALLOC_DUMP_AT=0
-pressure_run bad PALLOC_DUMP_AT=80,abc
-check "PALLOC_DUMP_AT=0: none; a bad value warns and keeps 80,90,95" \
-	sh -c '! ls p.off.at* 2>/dev/null | grep -q . &&
-		grep -q "PALLOC_DUMP_AT=80,abc: expected percentages" bad.err &&
-		ls p.bad.at* | grep -qx p.bad.at95.pb.gz'
+echo 50000000 >root/sys/fs/cgroup/user.slice/memory.current
+pressure_run bad user.slice/memory.current 90000000 PALLOC_DUMP_AT=80,abc
+check "a bad PALLOC_DUMP_AT warns and keeps 80,90,95 (81.8 %: at80)" \
+	sh -c 'grep -q "PALLOC_DUMP_AT=80,abc: expected percentages" bad.err &&
+		[ "$(ls p.bad.at*)" = p.bad.at80.pb.gz ]'
+# Started at 81.8 %: at80 counts as crossed, 90 is crossed later.
+pressure_run above user.slice/memory.current 100000000
+check "started above 80 %: no at80, at90 when crossed" \
+	only above at90 "(90.9 % of the limit; threshold 90 %)"
 rm -f p.*
 
 # ---- live: a child memory cgroup limited to 64 MiB ----

@@ -187,7 +187,8 @@ int agent_dump_pressure(const char *seq, const char *comment);
 void agent_pressure_init(void);
 /* A limit was found and a threshold is still to cross. */
 bool agent_pressure_on(void);
-/* In a fork child: every threshold again, no thread. */
+/* In a fork child: no thread; the thresholds its parent crossed (or
+ * started above) stay crossed. */
 void agent_pressure_after_fork(void);
 /* From agent_safe_point (single-threaded): check when due (100 ms) or
  * when alloc_bytes grew by 1 % of the limit since the last check. */

@@ -312,6 +312,32 @@ static void find_cgroup(void)
 	}
 }
 
+/* The usage in tenths of a percent of the limit; -1 when unreadable. */
+static int64_t usage_tenths(uint64_t *usage)
+{
+	if (read_u64(pr.usage_file, usage) < 0 || *usage == UINT64_MAX)
+		return -1;
+	return (int64_t)((double)*usage * 1000.0 / (double)pr.limit);
+}
+
+/*
+ * A profile is written when usage crosses a threshold upward: the ones
+ * usage is already at when the program starts count as crossed (or every
+ * program started in a cgroup under pressure, each compiler of a build,
+ * would write a profile at once).
+ */
+static void baseline(void)
+{
+	uint64_t usage;
+	int64_t t;
+
+	if (!pr.limit || (t = usage_tenths(&usage)) < 0)
+		return;
+	for (size_t i = 0; i < pr.n; i++)
+		if (t >= (int64_t)pr.thresholds[i] * 10)
+			pr.done |= 1u << i;
+}
+
 void agent_pressure_init(void)
 {
 	const char *v = getenv("PALLOC_DUMP_AT");
@@ -336,6 +362,7 @@ void agent_pressure_init(void)
 	if (!pr.version)
 		pr.limit = 0;
 	pr.next_ns = 0;
+	baseline();
 }
 
 bool agent_pressure_on(void)
@@ -345,7 +372,6 @@ bool agent_pressure_on(void)
 
 void agent_pressure_after_fork(void)
 {
-	pr.done = 0;
 	pr.thread_started = false;
 	pr.next_ns = 0;
 	pr.grown = 0;
@@ -366,10 +392,11 @@ static unsigned check_now(void)
 	uint64_t usage, tenths;
 	struct timespec ts;
 	int hit = -1;
+	int64_t t = usage_tenths(&usage);
 
-	if (read_u64(pr.usage_file, &usage) < 0 || usage == UINT64_MAX)
+	if (t < 0)
 		return 0;
-	tenths = (uint64_t)((double)usage * 1000.0 / (double)pr.limit);
+	tenths = (uint64_t)t;
 	for (size_t i = 0; i < pr.n; i++)
 		if (!(pr.done & (1u << i)) &&
 		    tenths >= (uint64_t)pr.thresholds[i] * 10)
