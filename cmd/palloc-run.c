@@ -9,6 +9,7 @@
 #include "num.h"
 #include "pprof.h"
 #include "report.h"
+#include "run-oom.h"
 #include "serve.h"
 #include "symbols.h"
 #include "symcache.h"
@@ -23,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Exit codes of wrappers like env(1) and timeout(1). */
@@ -62,6 +64,11 @@ static PALLOC_NORETURN void usage(void)
 	       "heap use\n"
 	       "     --exact                count live and peak bytes exactly "
 	       "(slower)\n"
+	       "     --dump-at <percents>   write a profile as the memory "
+	       "cgroup's usage\n"
+	       "                              crosses these percents of its "
+	       "limit; 0: never\n"
+	       "                              (default 80,90,95)\n"
 	       "     --no-symbolize         keep raw addresses in the "
 	       "profiles\n"
 	       "     --no-cache             do not use or write the symbol "
@@ -1148,12 +1155,36 @@ static int wait_program(pid_t pid)
 	return status;
 }
 
+/* "80,90,95": percents from 1 to 100, or "0" (the agent's
+ * PALLOC_DUMP_AT). */
+static bool valid_dump_at(const char *s)
+{
+	if (strcmp(s, "0") == 0)
+		return true;
+	for (;;) {
+		char *end;
+		unsigned long v;
+
+		if (*s < '0' || *s > '9')
+			return false;
+		v = strtoul(s, &end, 10);
+		if (v < 1 || v > 100 || end - s > 3)
+			return false;
+		if (*end == '\0')
+			return true;
+		if (*end != ',')
+			return false;
+		s = end + 1;
+	}
+}
+
 enum {
 	OPT_UNWIND = CHAR_MAX + 1,
 	OPT_MAX_DEPTH,
 	OPT_NO_FOLLOW,
 	OPT_PEAK,
 	OPT_EXACT,
+	OPT_DUMP_AT,
 	OPT_NO_SYMBOLIZE,
 	OPT_NO_CACHE,
 	OPT_HTTP,
@@ -1171,6 +1202,7 @@ int main(int argc, char **argv)
 		{"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
 		{"peak", no_argument, NULL, OPT_PEAK},
 		{"exact", no_argument, NULL, OPT_EXACT},
+		{"dump-at", required_argument, NULL, OPT_DUMP_AT},
 		{"no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE},
 		{"no-cache", no_argument, NULL, OPT_NO_CACHE},
 		{"http", required_argument, NULL, OPT_HTTP},
@@ -1181,7 +1213,9 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *output = NULL, *interval = NULL, *unwind = NULL;
-	const char *http = NULL, *allow = NULL;
+	const char *http = NULL, *allow = NULL, *dump_at = NULL;
+	struct run_oom oom;
+	struct timespec killed;
 	struct serve_access access;
 	bool no_follow = false, peak = false, exact = false, raw = false;
 	bool quiet = false, have_rate = false, have_depth = false;
@@ -1256,6 +1290,15 @@ int main(int argc, char **argv)
 			break;
 		case OPT_EXACT:
 			exact = true;
+			break;
+		case OPT_DUMP_AT:
+			if (!valid_dump_at(optarg))
+				msg_usage(EXIT_PALLOC,
+					  "invalid --dump-at '%s': use "
+					  "percents from 1 to 100 separated "
+					  "by commas, or 0",
+					  optarg);
+			dump_at = optarg;
 			break;
 		case OPT_NO_SYMBOLIZE:
 			raw = true;
@@ -1347,6 +1390,8 @@ int main(int argc, char **argv)
 		set_env("PALLOC_PEAK", "1");
 	if (exact)
 		set_env("PALLOC_EXACT", "1");
+	if (dump_at)
+		set_env("PALLOC_DUMP_AT", dump_at);
 
 	/*
 	 * The profiles come to palloc-run (collect.h), which writes them as
@@ -1365,10 +1410,12 @@ int main(int argc, char **argv)
 	if (http)
 		srv = start_http(http, &access, raw, quiet);
 	fflush(NULL);
+	run_oom_start(&oom);
 	pid = spawn(path, argv + optind, &exec_errno);
 	if (pid < 0) {
 		msg_error("cannot run '%s': %s", argv[optind],
 			  strerror(exec_errno));
+		run_oom_report(&oom, NULL, NULL);
 		serve_stop(srv);
 		collect_free(col);
 		return exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
@@ -1376,10 +1423,15 @@ int main(int argc, char **argv)
 	if (srv)
 		serve_set_root(srv, pid);
 	status = wait_program(pid);
+	clock_gettime(CLOCK_REALTIME, &killed);
 	wait_descendants(DESCENDANTS_GRACE_MS);
 	serve_stop(srv);
 	collect_stop(col);
 
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		run_oom_check(&oom, pid, col,
+			      (int64_t)killed.tv_sec * 1000000000 +
+				      killed.tv_nsec);
 	/* -o /dev/null: the profiles were thrown away, as asked. */
 	if (report(col, cwd, raw, quiet, pid) == 0 &&
 	    strcmp(abs_pattern, "/dev/null") != 0) {
@@ -1397,6 +1449,7 @@ int main(int argc, char **argv)
 				 "LD_PRELOAD?",
 				 argv[optind], output);
 	}
+	run_oom_report(&oom, argv[optind], cwd);
 	collect_free(col);
 	free(reaped);
 	free(abs_pattern);

@@ -95,7 +95,9 @@ bool deliver_seq_valid(const char *seq)
 int deliver_expand(char *out, size_t cap, const char *pattern, long pid,
 		   const char *exe, const char *seq, long long t)
 {
-	bool peak = strcmp(seq, "peak") == 0, has_n = false;
+	/* the peak and pressure files have names of their own */
+	bool named = strcmp(seq, "peak") == 0 || strncmp(seq, "at", 2) == 0;
+	bool has_n = false;
 	struct fmt_buf b;
 	size_t len;
 
@@ -127,13 +129,13 @@ int deliver_expand(char *out, size_t cap, const char *pattern, long pid,
 			break;
 		}
 	}
-	if (peak && !has_n) {
+	if (named && !has_n) {
 		len = b.len;
 		if (len > 6 && strcmp(out + len - 6, ".pb.gz") == 0) {
 			b.len = len - 6;
 			out[b.len] = '\0';
 		}
-		fmt_append(&b, ".peak.pb.gz");
+		fmt_append(&b, ".%s.pb.gz", seq);
 	}
 	if (b.truncated) {
 		errno = ENAMETOOLONG;

@@ -17,8 +17,8 @@
  * of the file the process exec'd (AT_EXECFN, read when the agent starts,
  * before a program can write over its argv to set a process title, as
  * PostgreSQL, nginx, redis and sshd do), made file-name safe. A peak
- * profile of a pattern without %n gets ".peak" before its final
- * ".pb.gz" (or ".peak.pb.gz" appended).
+ * or pressure profile of a pattern without %n gets ".peak" (".at90")
+ * before its final ".pb.gz" (or ".peak.pb.gz" appended).
  *
  * The channel. palloc-run listens on a Linux abstract unix socket (no
  * file: reachable from every process of the run's network namespace

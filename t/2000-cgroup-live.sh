@@ -6,37 +6,7 @@
 
 need jq
 
-# Find our memory cgroup the way cgroups(7) says, independently of palloc:
-# the v2 group if it has memory files, else the v1 memory hierarchy.
-# mount_of FSTYPE OPTION: "root mountpoint" of that cgroup mount.
-mount_of() {
-	awk -v t="$1" -v o="$2" '{
-		for (i = 7; i <= NF && $i != "-"; i++) ;
-		if ($(i + 1) != t) next
-		if (o != "" && ("," $(i + 3) ",") !~ ("," o ",")) next
-		print $4, $5; exit
-	}' /proc/self/mountinfo
-}
-dir_of() {  # CGROUP_PATH "ROOT MOUNTPOINT" -> directory
-	set -- "$1" $2
-	[ -n "${3:-}" ] || return 1
-	case $2 in
-	/) echo "$3$1" ;;
-	*) echo "$3${1#"$2"}" ;;
-	esac | sed 's|/$||'
-}
-version= dir= cgpath=
-v2=$(awk -F: '$1 == "0" && $2 == "" { print $3 }' /proc/self/cgroup)
-if [ -n "$v2" ] && d=$(dir_of "$v2" "$(mount_of cgroup2 '')") &&
-	{ [ -e "$d/memory.current" ] || [ -e "$d/memory.stat" ]; }; then
-	version=2 dir=$d cgpath=$v2
-else
-	v1=$(awk -F: '("," $2 ",") ~ /,memory,/ { print $3 }' /proc/self/cgroup)
-	if [ -n "$v1" ] && d=$(dir_of "$v1" "$(mount_of cgroup memory)") &&
-		[ -e "$d/memory.usage_in_bytes" ]; then
-		version=1 dir=$d cgpath=$v1
-	fi
-fi
+find_memcg
 [ -n "$version" ] || skip_all "no memory cgroup controller on this host"
 diag "cgroup v$version $cgpath at $dir"
 plan 13

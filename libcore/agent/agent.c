@@ -685,8 +685,9 @@ struct pprof_profile *agent_build_profile(void)
  * pattern, delivered to palloc-run when it listens); a peak profile
  * (default sample type peak_inuse_space, %n "peak") when peak is true.
  * 0, or -1 with errno and msg_set(). */
-static int dump_as(const char *path, bool exiting, bool peak, char *written,
-		   size_t cap)
+static int dump_kind(const char *path, bool exiting, bool peak,
+		     const char *pressure, const char *comment, char *written,
+		     size_t cap)
 {
 	struct pprof_profile *p;
 	char seq[24];
@@ -711,8 +712,16 @@ static int dump_as(const char *path, bool exiting, bool peak, char *written,
 		err = errno ? errno : ENOMEM;
 		goto out;
 	}
+	if (comment && pprof_add_comment(p, comment) < 0) {
+		pprof_free(p);
+		err = ENOMEM;
+		goto out;
+	}
 	if (peak) {
 		memcpy(seq, "peak", 5);
+	} else if (pressure) {
+		memcpy(seq, pressure, strnlen(pressure, sizeof(seq) - 1));
+		seq[strnlen(pressure, sizeof(seq) - 1)] = '\0';
 	} else {
 		struct fmt_buf b;
 
@@ -729,6 +738,17 @@ out:
 	if (rc < 0)
 		errno = err;
 	return rc;
+}
+
+static int dump_as(const char *path, bool exiting, bool peak, char *written,
+		   size_t cap)
+{
+	return dump_kind(path, exiting, peak, NULL, NULL, written, cap);
+}
+
+int agent_dump_pressure(const char *seq, const char *comment)
+{
+	return dump_kind(NULL, false, false, seq, comment, NULL, 0);
 }
 
 static int dump(const char *path, bool exiting, char *written, size_t cap)
@@ -1059,6 +1079,7 @@ static void fork_child(void)
 		loader_guard_child();
 		agent_output_after_fork();
 		peak_written = 0;
+		agent_pressure_after_fork();
 		if (control_after_fork_child)
 			control_after_fork_child();
 	}
@@ -1090,6 +1111,7 @@ void agent_program_threaded(void)
 	agent_guard_enter();
 	start_interval_thread();
 	start_peak_thread();
+	agent_pressure_start_thread();
 	if (__atomic_load_n(&loader_unsafe, __ATOMIC_ACQUIRE))
 		start_loader_probe();
 	if (control_start_thread && control_start_thread() < 0)
@@ -1101,14 +1123,22 @@ void agent_program_threaded(void)
 void agent_safe_point(void)
 {
 	uint64_t now;
+	bool pressure;
 
-	if (__atomic_load_n(&ag.threaded, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&ag.threaded, __ATOMIC_RELAXED)) {
+		agent_pressure_threaded(agent_tls.bytes_base - agent_tls.left);
 		return;
+	}
 	if (control_serve_inline)
 		control_serve_inline();
-	if (!agent_cfg.interval_ns && !(agent_cfg.peak && agent_cfg.rate))
+	pressure = agent_pressure_on();
+	if (!pressure && !agent_cfg.interval_ns &&
+	    !(agent_cfg.peak && agent_cfg.rate))
 		return;
 	now = agent_now_ns();
+	if (pressure)
+		agent_pressure_safe_point(now, agent_tls.bytes_base -
+						       agent_tls.left);
 	if (agent_cfg.interval_ns && now >= ag.next_interval_ns) {
 		ag.next_interval_ns = now + agent_cfg.interval_ns;
 		if (dump(NULL, false, NULL, 0) < 0 && errno != ESHUTDOWN)
@@ -1263,6 +1293,7 @@ __attribute__((constructor(101))) static void agent_init(void)
 		return;
 	}
 	read_config();
+	agent_pressure_init();
 	unseen_init();
 	agent_output_init();
 	warn_malloc_definer();

@@ -177,6 +177,28 @@ void agent_program_threaded(void);
  * socket without waiting, write due periodic and peak profiles. */
 void agent_safe_point(void);
 
+/* Write a memory pressure profile (%n seq, "at90"), with comment. 0, or
+ * -1 with errno and msg_set(). */
+int agent_dump_pressure(const char *seq, const char *comment);
+
+/* pressure.c: profiles as the cgroup's usage crosses PALLOC_DUMP_AT */
+
+/* At init: read PALLOC_DUMP_AT, find the cgroup's effective limit. */
+void agent_pressure_init(void);
+/* A limit was found and a threshold is still to cross. */
+bool agent_pressure_on(void);
+/* In a fork child: no thread; the thresholds its parent crossed (or
+ * started above) stay crossed. */
+void agent_pressure_after_fork(void);
+/* From agent_safe_point (single-threaded): check when due (100 ms) or
+ * when alloc_bytes grew by 1 % of the limit since the last check. */
+void agent_pressure_safe_point(uint64_t now, uint64_t alloc_bytes);
+/* From agent_program_threaded: the thread that checks from then on. */
+void agent_pressure_start_thread(void);
+/* From agent_safe_point once threaded: the calling thread's allocated
+ * bytes; wakes the thread when the program grew by 1 % of the limit. */
+void agent_pressure_threaded(uint64_t alloc_bytes);
+
 /* Seconds of CLOCK_MONOTONIC as nanoseconds. */
 uint64_t agent_now_ns(void);
 
