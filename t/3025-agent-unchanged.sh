@@ -25,14 +25,13 @@ check "a single-threaded program stays single-threaded ($(cat thr.out))" \
 # The build tree may be where nobody cannot read (a clone under /root):
 # palloc-run and the agent are copied into the test's directory.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
-	mkdir bin && cp "$(command -v palloc-run)" "$PALLOC_AGENT" bin &&
-		chmod -R a+rX "$T"
-	LD_PRELOAD="$T/bin/${PALLOC_AGENT##*/}" PALLOC_OUTPUT=/dev/null setpriv \
+	for_other_users palloc-run && chmod a+rx "$T"
+	LD_PRELOAD="$PALLOC_AGENT" PALLOC_OUTPUT=/dev/null setpriv \
 		--reuid=65534 --regid=65534 --clear-groups true 2>sp.err
 	check "setpriv to nobody under LD_PRELOAD exits 0 as without" \
 		test $? -eq 0
 	(cd / && setpriv --reuid=65534 --regid=65534 --clear-groups \
-		env PALLOC_AGENT="$T/bin/${PALLOC_AGENT##*/}" "$T/bin/palloc-run" \
+		env PALLOC_AGENT="$PALLOC_AGENT" "$T/bin/palloc-run" \
 		-q -o /dev/null true) 2>sp2.err
 	check "palloc-run -o /dev/null as nobody exits 0" test $? -eq 0
 else

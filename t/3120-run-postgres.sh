@@ -26,11 +26,8 @@ if [ "$(id -u)" = 0 ]; then
 		setpriv --reuid=postgres --regid=postgres --init-groups \
 			env HOME="$T" "$@"
 	}
-	mkdir "$T/bin" && cp "$(command -v palloc-run)" "$PALLOC_AGENT" "$T/bin" ||
+	for_other_users palloc-run ||
 		{ echo "Bail out! cannot copy palloc-run and the agent"; exit 1; }
-	PALLOC_AGENT=$T/bin/${PALLOC_AGENT##*/}
-	PATH=$T/bin:$PATH
-	export PALLOC_AGENT PATH
 	chmod -R a+rX "$T"
 	chown postgres: "$T"
 else

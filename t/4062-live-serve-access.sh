@@ -21,6 +21,7 @@ as() {
 		"$(id -u "$1")" "$(id -g "$1")"
 }
 chmod 711 "$T"
+for_other_users leaker palloc-dump palloc-run || skip_all "cannot copy the commands"
 mkdir w && chmod 1777 w && cd w || exit 99
 
 pids=

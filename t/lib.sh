@@ -120,6 +120,24 @@ one_line() {
 	return 1
 }
 
+# for_other_users CMD...: copy the commands CMD (found on PATH) and the
+# agent into $T/bin, readable by every user, and put them first on PATH
+# and in PALLOC_AGENT: a test that runs them as another user works when
+# the build tree is where that user cannot read (a clone under /root).
+for_other_users() {
+	mkdir -p "$T/bin" || return 1
+	for _c in "$@"; do
+		cp "$(command -v "$_c")" "$T/bin/" || return 1
+	done
+	if [ -n "${PALLOC_AGENT:-}" ]; then
+		cp "$PALLOC_AGENT" "$T/bin/" || return 1
+		PALLOC_AGENT=$T/bin/${PALLOC_AGENT##*/}
+	fi
+	chmod 755 "$T/bin" && chmod a+rx "$T/bin"/* || return 1
+	PATH=$T/bin:$PATH
+	export PATH PALLOC_AGENT
+}
+
 # asan CMD: command CMD was built with AddressSanitizer (configure
 # --enable-asan), whose allocator copies on every realloc and keeps freed
 # memory in quarantine: peak memory figures are not the command's own.

@@ -237,6 +237,10 @@ PALLOC_EXPORT int dlclose(void *handle)
 	rc = real_dlclose(handle);
 	saved = errno;
 	agent_guard_enter();
+	/* dlclose took the loader's lock and gave it back: in a fork child
+	 * still answering lookups from the copy, the loader is free, and the
+	 * copy may now list what was just unmapped. */
+	modtab_child_end();
 	if (!before.err)
 		record_unloads(&before);
 	seglist_free(&before);

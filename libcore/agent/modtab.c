@@ -4,6 +4,9 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -52,6 +55,7 @@ typedef int (*iterate_fn)(int (*)(struct dl_phdr_info *, size_t, void *),
 
 struct modtab_obj {
 	struct dl_phdr_info info; /* name and phdrs point into this block */
+	const ElfW(Phdr) *mapped_phdr; /* the loader's: inside the object */
 };
 
 static struct {
@@ -137,6 +141,7 @@ static int copy_visit(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	p = (char *)(o + 1);
 	o->info = *info;
+	o->mapped_phdr = info->dlpi_phdr;
 	memcpy(p, info->dlpi_phdr, ph_len);
 	o->info.dlpi_phdr = (const ElfW(Phdr) *)p;
 	memcpy(p + ph_len, info->dlpi_name ? info->dlpi_name : "", name_len);
@@ -174,10 +179,51 @@ void modtab_snapshot(void)
 		copy_free();
 }
 
+/*
+ * Whether o's loadable segments are all mapped (msync fails with ENOMEM on
+ * an unmapped page, without reading it) and its program headers are still
+ * the ones copied: the copy is made in the prepare handler, and another
+ * thread's dlclose or dlopen can still run before the fork itself (glibc
+ * takes no loader lock around it), so the child may lack an object the
+ * copy lists, or hold another at its address.
+ */
+static bool obj_present(const struct modtab_obj *o)
+{
+	const struct dl_phdr_info *in = &o->info;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	for (unsigned i = 0; i < in->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &in->dlpi_phdr[i];
+		uintptr_t lo, hi;
+
+		if (ph->p_type != PT_LOAD || !ph->p_memsz)
+			continue;
+		lo = (in->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+		hi = in->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		if (msync((void *)lo, hi - lo, MS_ASYNC) < 0)
+			return false;
+	}
+	if (msync((void *)((uintptr_t)o->mapped_phdr & ~(page - 1)), page,
+		  MS_ASYNC) < 0)
+		return false;
+	return memcmp(o->mapped_phdr, in->dlpi_phdr,
+		      in->dlpi_phnum * sizeof(ElfW(Phdr))) == 0;
+}
+
 bool modtab_child_begin(void)
 {
+	size_t k = 0;
+
 	if (!mt.valid)
 		return false;
+	/* Drop what the fork did not bring along (see obj_present). */
+	for (size_t i = 0; i < mt.n; i++) {
+		if (obj_present(mt.obj[i]))
+			mt.obj[k++] = mt.obj[i];
+		else
+			arena_free(&agent_arena, mt.obj[i]);
+	}
+	mt.n = k;
 	__atomic_store_n(&modtab_on, true, __ATOMIC_RELEASE);
 	return true;
 }
