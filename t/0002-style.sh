@@ -81,7 +81,8 @@ if [ -n "$have_cppcheck" ]; then
 	done <"$T/c-files"
 	if cppcheck --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr -q --suppress=missingIncludeSystem \
-		--library=t/cppcheck.cfg -I libcore -I t/unit -I t/helper \
+		--library=t/cppcheck.cfg -I libcore -I libcore/base -I libcore/agent \
+		-I libcore/pprof -I libcore/wire -I libcore/tools -I t/unit -I t/helper \
 		"$@" >"$T/cppcheck.out" 2>&1; then
 		ok "cppcheck: no finding in $# files"
 	else
