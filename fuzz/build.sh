@@ -67,6 +67,7 @@ for t in "$@"; do
 		build "$t" "libprotobuf-c zlib libelf libdw" -lstdc++ \
 			"$here/$t.c" "$here/fuzz_util.c" "$lc/tools/symbols.c" \
 			"$lc/tools/infile.c" "$lc/tools/symcache.c" \
+			"$lc/tools/perfmap.c" \
 			$pprof "$lc/base/msg.c" ;;
 	symcache_fuzz)
 		build "$t" "" "" "$here/$t.c" "$here/fuzz_util.c" \
