@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# STYLE.md sections 4 and 12: every C file under libcore/, cmd/, examples/
+# HACKING.md "Style": every C file under libcore/, cmd/, examples/
 # and t/ is as the committed .clang-format (clang-format 14) writes it, and
 # cppcheck finds nothing. Files not clean yet are listed in PENDING_*
 # below: left out of the verdict and named in a diag line, to be fixed by
