@@ -315,8 +315,8 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			want_top = true;
-			/* "--top 5" as well as "--top=5", as DESIGN.md spells
-			 * it: a following all-digit word is the count. */
+			/* "--top 5" as well as "--top=5" (palloc-diff(1)): a
+			 * following all-digit word is the count. */
 			if (!optarg && optind < argc && argv[optind][0] &&
 			    strspn(argv[optind], "0123456789") ==
 				    strlen(argv[optind]) &&

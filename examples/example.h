@@ -14,7 +14,7 @@
 /*
  * Each example counts, beside every allocation it makes, what a heap
  * profiler must report for the function that made it, with palloc's
- * conventions (DESIGN.md): requested bytes; calloc(n, s) is one object of
+ * conventions (palloc(7)): requested bytes; calloc(n, s) is one object of
  * n*s bytes; realloc(p, n) is a free of p's block and a new allocation of
  * n bytes at the realloc call site; a block freed elsewhere still belongs
  * to the function that allocated it.

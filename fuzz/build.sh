@@ -31,12 +31,13 @@ build() {
 	# shellcheck disable=SC2086
 	$CC -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -include "$out/config.h" \
-		-I"$lc" -I"$here" -I"$out/proto" \
+		-I"$lc" -I"$lc/base" -I"$lc/agent" -I"$lc/pprof" \
+		-I"$lc/wire" -I"$lc/tools" -I"$here" -I"$out/proto" \
 		$cflags "$@" $ldlibs $libs -o "$out/$name"
 	echo "built $out/$name"
 }
 
-pprof="$lc/pprof.c $lc/pprof_codec.c $out/proto/profile.pb-c.c"
+pprof="$lc/pprof/pprof.c $lc/pprof/pprof_codec.c $out/proto/profile.pb-c.c"
 all="pprof_decode_fuzz procfs_fuzz cgroup_fuzz http_request_fuzz
 http_response_fuzz mallinfo_xml_fuzz num_fuzz symbols_fuzz symcache_fuzz"
 # shellcheck disable=SC2086
@@ -46,29 +47,31 @@ for t in "$@"; do
 	pprof_decode_fuzz)
 		# shellcheck disable=SC2086
 		build "$t" "libprotobuf-c zlib" "" "$here/$t.c" $pprof \
-			"$lc/msg.c" ;;
+			"$lc/base/msg.c" ;;
 	procfs_fuzz)
 		build "$t" jansson "" "$here/$t.c" "$here/fuzz_util.c" \
-			"$lc/procfs.c" "$lc/json.c" "$lc/prom.c" "$lc/msg.c" ;;
+			"$lc/tools/procfs.c" "$lc/tools/json.c" \
+			"$lc/tools/prom.c" "$lc/base/msg.c" ;;
 	cgroup_fuzz)
 		build "$t" jansson "" "$here/$t.c" "$here/fuzz_util.c" \
-			"$lc/cgroup.c" "$lc/procfs.c" "$lc/json.c" \
-			"$lc/prom.c" "$lc/num.c" "$lc/msg.c" ;;
+			"$lc/tools/cgroup.c" "$lc/tools/procfs.c" "$lc/tools/json.c" \
+			"$lc/tools/prom.c" "$lc/base/num.c" "$lc/base/msg.c" ;;
 	http_request_fuzz | http_response_fuzz)
-		build "$t" "" "" "$here/$t.c" "$lc/http.c" "$lc/msg.c" ;;
+		build "$t" "" "" "$here/$t.c" "$lc/wire/http.c" "$lc/base/msg.c" ;;
 	mallinfo_xml_fuzz)
 		build "$t" jansson -ldl "$here/$t.c" ;;
 	num_fuzz)
-		build "$t" "" "" "$here/$t.c" "$lc/num.c" "$lc/msg.c" ;;
+		build "$t" "" "" "$here/$t.c" "$lc/base/num.c" "$lc/base/msg.c" ;;
 	symbols_fuzz)
 		# shellcheck disable=SC2086
 		build "$t" "libprotobuf-c zlib libelf libdw" -lstdc++ \
-			"$here/$t.c" "$here/fuzz_util.c" "$lc/symbols.c" \
-			"$lc/infile.c" "$lc/symcache.c" \
-			$pprof "$lc/msg.c" ;;
+			"$here/$t.c" "$here/fuzz_util.c" "$lc/tools/symbols.c" \
+			"$lc/tools/infile.c" "$lc/tools/symcache.c" \
+			"$lc/tools/perfmap.c" \
+			$pprof "$lc/base/msg.c" ;;
 	symcache_fuzz)
 		build "$t" "" "" "$here/$t.c" "$here/fuzz_util.c" \
-			"$lc/symcache.c" "$lc/msg.c" ;;
+			"$lc/tools/symcache.c" "$lc/base/msg.c" ;;
 	*)
 		echo "build.sh: unknown target '$t'" >&2
 		exit 2 ;;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The command-line contract (STYLE.md sections 5, 6, 9, 10) for every
+# The command-line contract (HACKING.md "Commands", "Errors") for every
 # palloc-* command built in cmd/, and mandoc -Tlint over every man page.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 

@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The ban list of libcore/common.h (STYLE.md section 3) is a compile error
-# even when the function's own header comes after common.h, as it does in
-# a .c file that includes common.h first: compiled with -c only, since a
-# shared object (the agent) links with an undefined symbol unnoticed.
+# The ban list of libcore/base/common.h (HACKING.md "Conventions") is a
+# compile error even when the function's own header comes after common.h,
+# as it does in a .c file that includes common.h first: compiled with -c
+# only, since a shared object (the agent) links with an undefined symbol
+# unnoticed.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 
 cc=${CC:-cc}
@@ -38,7 +39,7 @@ while read -r fn hdr use; do
 	case " $todo " in *" $fn "*)
 		directive=" # TODO common.h must include <$hdr> before the bans" ;;
 	esac
-	if "$cc" -c -I"$top_builddir" -I"$top_srcdir/libcore" "$fn.c" \
+	if "$cc" -c -I"$top_builddir" -I"$top_srcdir/libcore/base" "$fn.c" \
 		-o "$fn.o" >"$fn.err" 2>&1; then
 		echo "not ok $((_n + 1)) - $fn after <$hdr>: a compile error$directive"
 		[ -n "$directive" ] || _failed=$((_failed + 1))

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Every command's main paths under valgrind's memcheck (STYLE.md section
-# 12): no invalid access, no uninitialised use, no definite leak, and the
+# Every command's main paths under valgrind's memcheck (HACKING.md
+# "Tests"): no invalid access, no uninitialised use, no definite leak, and the
 # exit status the path must have. The agent has its own test (t/3010).
 . "$top_srcdir/t/lib.sh"
 # A sanitized build leaves PALLOC_AGENT empty, and memcheck cannot run

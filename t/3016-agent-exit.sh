@@ -10,7 +10,7 @@ need_agent
 need_pprof
 need cc nm
 nm -D --defined-only "$PALLOC_AGENT" | grep -qw _exit ||
-	skip_all "the agent does not export _exit (libcore/libpalloc.map)"
+	skip_all "the agent does not export _exit (libcore/agent/libpalloc.map)"
 
 plan 12
 

@@ -80,9 +80,9 @@ expect_fail 1 palloc-diff --fail-on-growth 200000 base.pb.gz new.pb.gz \
 	ok "the gate names grow" || { not_ok "the gate names grow"; cat g.err; }
 # 8-9: the project's own example, examples/truth (seven allocation sites,
 # a million allocations), built at -O0 and -O2: no change at all.
-if cc -g -O0 -include "$top_builddir/config.h" -I"$top_srcdir/libcore" \
+if cc -g -O0 -include "$top_builddir/config.h" -I"$top_srcdir/libcore/base" \
 	-I"$top_srcdir/examples" -o truth-O0 "$top_srcdir/examples/truth.c" &&
-	cc -g -O2 -include "$top_builddir/config.h" -I"$top_srcdir/libcore" \
+	cc -g -O2 -include "$top_builddir/config.h" -I"$top_srcdir/libcore/base" \
 		-I"$top_srcdir/examples" -o truth-O2 \
 		"$top_srcdir/examples/truth.c" &&
 	palloc-run -q -r 1 -o t0.pb.gz ./truth-O0 >/dev/null 2>t0.err &&

@@ -9,7 +9,7 @@
 /*
  * libpalloc.so is built from the files in libcore/agent/ and the few
  * libcore modules it needs. This header is the seam between the interposer and
- * sampler (hooks.c, agent.c: helper A1) and the control socket server and
+ * sampler (hooks.c, agent.c) and the control socket server and
  * allocator statistics (control.c, allocstats.c: helper F). Nothing here is
  * exported from the .so (-fvisibility=hidden); libpalloc.map pins the exports.
  *
@@ -19,7 +19,7 @@
  */
 
 /*
- * Environment added after DESIGN.md's table (palloc(7) documents them):
+ * Environment beyond PALLOC_OUTPUT and PALLOC_SAMPLE_RATE (palloc(7)):
  *
  *  PALLOC_SEED=N   N a decimal integer; 0 or unset: each thread's sampling
  *                  PRNG is seeded from pid, tid, the clock and its TLS

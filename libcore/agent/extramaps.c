@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 /*
- * Every location of a profile has a mapping (DESIGN.md), also when its
+ * Every location of a profile has a mapping (palloc(7), FILES), also when its
  * address is in no object loaded at the time the profile is written:
  *
  *  - Objects unloaded by dlclose(3). The interposed dlclose copies the

@@ -40,7 +40,7 @@ int msg_fputs_escaped(const char *s, FILE *fp);
 
 /*
  * Command side: messages are "palloc-X: ...", one line on stderr, per
- * STYLE.md section 6.
+ * HACKING.md "Errors and exit codes".
  */
 
 /* Remember the program name (basename of argv0) for every message, and

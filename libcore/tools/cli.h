@@ -22,7 +22,7 @@
  * A command's own long-only options are numbered from CLI_OPT_NEXT.
  */
 enum {
-	CLI_OPT_JSON = 0x100, /* above CHAR_MAX, as STYLE.md section 5 asks */
+	CLI_OPT_JSON = 0x100, /* above CHAR_MAX: long-only (HACKING.md) */
 	CLI_OPT_PROM,
 	CLI_OPT_SYSROOT,
 	CLI_OPT_NEXT,

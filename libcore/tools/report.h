@@ -187,7 +187,7 @@ int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
 		     bool exact);
 
 /*
- * The unit suffix of JSON keys (STYLE.md section 7) for a pprof unit:
+ * The unit suffix of JSON keys (HACKING.md "JSON") for a pprof unit:
  * "bytes" -> "bytes", "count" or "objects" -> "count", "nanoseconds" ->
  * "ns", anything else -> "value". Returns a static string.
  */

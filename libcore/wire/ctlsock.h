@@ -9,7 +9,7 @@
 #include <limits.h>
 
 /*
- * Each agent listens on a unix socket named after its pid (DESIGN.md):
+ * Each agent listens on a unix socket named after its pid (palloc(7)):
  *
  *	$XDG_RUNTIME_DIR/palloc/PID.sock   when XDG_RUNTIME_DIR is set, is an
  *					   absolute path and a directory

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Small jansson helpers so every command's JSON follows STYLE.md section 7. */
+/* Small jansson helpers so every command's JSON follows HACKING.md "JSON". */
 #ifndef PALLOC_JSON_H
 #define PALLOC_JSON_H
 
@@ -8,7 +8,7 @@
 #include <jansson.h>
 
 /*
- * How a command writes JSON (STYLE.md section 7):
+ * How a command writes JSON (HACKING.md "JSON", palloc(7) JSON):
  *
  *	json_t *top = json_top_new("palloc-x"), *arr = json_array();
  *
@@ -51,7 +51,7 @@ json_t *json_top_new(const char *format);
 
 /*
  * The same with a given format_version, for a future incompatible change
- * (STYLE.md: a removed or renamed key means format_version + 1).
+ * (HACKING.md: a removed or renamed key means format_version + 1).
  */
 json_t *json_top_new_version(const char *format, int version);
 
@@ -75,7 +75,7 @@ json_t *json_real_or_null(bool have, double v);
  * '?', so a hostile process name cannot make the output unprintable. */
 json_t *json_str_or_null(const char *s);
 
-/* An address as STYLE.md wants it: the string "0x<lower-case hex>". */
+/* An address as HACKING.md wants it: the string "0x<lower-case hex>". */
 json_t *json_hex(uint64_t addr);
 
 /*
