@@ -996,6 +996,28 @@ static void start_loader_probe(void)
  */
 static __thread bool fork_nested __attribute__((tls_model("initial-exec")));
 
+/*
+ * No other thread inside libunwind at the fork (hooks.c unwind_fenced):
+ * new ones wait, those inside finish. Bounded at 2 s: a thread stopped
+ * inside (a debugger) must not hang the program's fork.
+ */
+static void fork_fence_unwinders(void)
+{
+	struct timespec ts = {0, 100000};
+
+	__atomic_store_n(&agent_fork_pending, 1, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < 20000; i++) {
+		if (!__atomic_load_n(&agent_unwinding, __ATOMIC_SEQ_CST))
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void fork_unfence_unwinders(void)
+{
+	__atomic_store_n(&agent_fork_pending, 0, __ATOMIC_SEQ_CST);
+}
+
 static void fork_prepare(void)
 {
 	/*
@@ -1009,6 +1031,7 @@ static void fork_prepare(void)
 	agent_guard_enter();
 	if (fork_nested)
 		return;
+	fork_fence_unwinders();
 	agent_lock(&agent_dump_lock);
 	fork_single_threaded = __libc_single_threaded;
 	if (agent_mode == AGENT_ON && agent_cfg.follow_children &&
@@ -1029,6 +1052,7 @@ static void fork_parent(void)
 	pthread_mutex_unlock(&agent_reg_lock);
 	agent_unlock(&agent_tab_lock);
 	agent_unlock(&agent_dump_lock);
+	fork_unfence_unwinders();
 	agent_guard_leave();
 }
 
@@ -1054,6 +1078,8 @@ static void fork_child(void)
 	pthread_mutex_init(&agent_reg_lock, NULL);
 	agent_lock_reset(&agent_tab_lock);
 	agent_lock_reset(&agent_dump_lock);
+	agent_unwinding = 0; /* those threads are not in the child */
+	fork_unfence_unwinders();
 	if (agent_mode == AGENT_ON && !agent_cfg.follow_children)
 		agent_mode = AGENT_DISABLED;
 	if (agent_mode == AGENT_ON) {

@@ -107,6 +107,13 @@ extern pthread_mutex_t agent_reg_lock;
 /* Futex mutexes (lock.h); agent_tab_lock is taken on every sample and
  * every free of a sampled block. */
 extern struct agent_lock agent_dump_lock, agent_tab_lock;
+/*
+ * Threads inside the unwinder now, and a fork waiting for none to be
+ * (hooks.c unwind_fenced, agent.c fork_prepare): a fork child would
+ * inherit libunwind's own locks held by a thread that it does not have.
+ */
+extern unsigned agent_unwinding;
+extern int agent_fork_pending;
 extern struct arena agent_arena;
 extern struct pprof_allocator agent_alloc_hooks;
 extern struct stacktab agent_tab;

@@ -629,6 +629,34 @@ static void refresh_name(struct agent_thread *t)
 		t->name[i] = '\0';
 }
 
+unsigned agent_unwinding;
+int agent_fork_pending;
+
+/*
+ * unwind_backtrace() fenced against fork: a fork while another thread is
+ * inside libunwind hands the child libunwind's locks held for good (the
+ * child's first sample then waits for ever). fork_prepare raises
+ * agent_fork_pending and waits until agent_unwinding is 0; a sampling
+ * thread does not enter while it is raised (Dekker-style: both sides
+ * write, then read the other's word, sequentially consistent).
+ */
+static size_t unwind_fenced(uintptr_t *pcs, size_t max)
+{
+	size_t n;
+
+	for (;;) {
+		while (__atomic_load_n(&agent_fork_pending, __ATOMIC_SEQ_CST))
+			sched_yield();
+		__atomic_add_fetch(&agent_unwinding, 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&agent_fork_pending, __ATOMIC_SEQ_CST))
+			break;
+		__atomic_sub_fetch(&agent_unwinding, 1, __ATOMIC_SEQ_CST);
+	}
+	n = unwind_backtrace(pcs, max, 0);
+	__atomic_sub_fetch(&agent_unwinding, 1, __ATOMIC_SEQ_CST);
+	return n;
+}
+
 /* Record one sampled allocation of size bytes at p. Guard held by caller.
  * Inlined into alloc_slow(): one agent frame less for the unwinder to walk
  * and drop (about 100 instructions per sample). */
@@ -642,7 +670,7 @@ static inline __attribute__((always_inline)) void sample(struct agent_thread *t,
 
 	if (!self_text_known)
 		find_self_text();
-	n = unwind_backtrace(pcs, ARRAY_SIZE(pcs), 0);
+	n = unwind_fenced(pcs, ARRAY_SIZE(pcs));
 	while (skip < n && pcs[skip] >= self_text_start &&
 	       pcs[skip] < self_text_limit)
 		skip++;
