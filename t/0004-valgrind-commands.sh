@@ -135,11 +135,12 @@ vg 2 "palloc-mallinfo on a dead pid exits 2" palloc-mallinfo $dead
 vg 2 "palloc-dump on a dead pid exits 2" palloc-dump $dead
 
 # Against a live agent: the listings and the socket clients. The leaker
-# runs natively, its socket in a directory of our own.
+# runs natively, its socket in a directory of our own; single-threaded, it
+# answers at its samples (palloc(7), Threads): 64 a second here.
 mkdir run && XDG_RUNTIME_DIR=$T/run && export XDG_RUNTIME_DIR
 if leaker=$(command -v leaker); then
-	LD_PRELOAD=$PALLOC_AGENT "$leaker" --seconds 60 --rate 4194304 \
-		2>/dev/null &
+	LD_PRELOAD=$PALLOC_AGENT PALLOC_SAMPLE_RATE=65536 "$leaker" \
+		--seconds 60 --rate 4194304 2>/dev/null &
 	pid=$!
 	server=
 	trap 'kill $pid $server 2>/dev/null; wait $pid $server 2>/dev/null
