@@ -302,7 +302,7 @@ int main(int argc, char **argv)
 	struct gate_result gr = {.z = DIFF_NOISE_Z};
 	uint64_t top = DEFAULT_TOP;
 	json_t *json = NULL;
-	int c, idx, rc = 2;
+	int c, idx, rc = PALLOC_EXIT_TROUBLE;
 
 	msg_init(argv[0]);
 	/* getopt's own messages would make three lines of a usage error. */
@@ -317,14 +317,8 @@ int main(int argc, char **argv)
 			want_top = true;
 			/* "--top 5" as well as "--top=5" (palloc-diff(1)): a
 			 * following all-digit word is the count. */
-			if (!optarg && optind < argc && argv[optind][0] &&
-			    strspn(argv[optind], "0123456789") ==
-				    strlen(argv[optind]) &&
-			    argc - optind > 2)
-				optarg = argv[optind++];
-			if (optarg && num_parse_u64(optarg, false, &top) < 0)
-				msg_usage(2, "invalid --top '%s': %s", optarg,
-					  msg_last());
+			cli_top(argc, argv, optarg, argc - optind > 2,
+				UINT64_MAX, &top);
 			break;
 		case 'j':
 			want_json = true;
@@ -334,7 +328,7 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			if (parse_gate(optarg, &gate) < 0)
-				msg_usage(2,
+				msg_usage(PALLOC_EXIT_TROUBLE,
 					  "invalid --fail-on-growth '%s': "
 					  "want bytes (1MiB) or a percentage "
 					  "(10%%)",
@@ -342,7 +336,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NOISE_Z:
 			if (parse_z(optarg, &gr.z) < 0)
-				msg_usage(2,
+				msg_usage(PALLOC_EXIT_TROUBLE,
 					  "invalid --noise-z '%s': want a "
 					  "number of standard deviations, 0 or "
 					  "more",
@@ -359,12 +353,14 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 2)
-		msg_usage(2, argc - optind < 2 ? "missing profile operand"
-					       : "too many operands");
+		msg_usage(PALLOC_EXIT_TROUBLE,
+			  argc - optind < 2 ? "missing profile operand"
+					    : "too many operands");
 	base_path = argv[optind];
 	new_path = argv[optind + 1];
 	if (output && strcmp(output, "-") == 0 && (want_top || want_json))
-		msg_usage(2, "-o - and --%s both write to stdout",
+		msg_usage(PALLOC_EXIT_TROUBLE,
+			  "-o - and --%s both write to stdout",
 			  want_json ? "json" : "top");
 	if (!output && !want_json && !gate.on)
 		want_top = true;
@@ -418,23 +414,25 @@ int main(int argc, char **argv)
 		msg_error("cannot write '%s': %s", output, msg_last());
 		goto out;
 	}
-	if (json) {
-		if (json_print(stdout, json,
-			       JSON_INDENT(2) | JSON_REAL_PRECISION(6)) < 0) {
-			if (errno != EPIPE)
-				msg_error("%s", msg_last());
-			rc = 1;
-			goto out;
-		}
-	} else if (want_top && report_print_top(stdout, r, top, false) < 0) {
-		msg_error("write error: %s", msg_last());
-		rc = 1;
+	/* A write error on stdout is reported at exit (msg_init). */
+	if (json ? json_print(stdout, json,
+			      JSON_INDENT(2) | JSON_REAL_PRECISION(6)) < 0
+		 : want_top && report_print_top(stdout, r, top, false) < 0) {
+		if (ferror(stdout))
+			msg_stdout_failed(errno);
+		else
+			msg_error("%s", msg_last());
 		goto out;
 	}
-	rc = 0;
+	/* Exit 1 is the growth alone: a failed write is 2 before the gate. */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		msg_stdout_failed(errno);
+		goto out;
+	}
+	rc = PALLOC_EXIT_OK;
 	if (gr.exceeded) {
 		report_exceeded(&gate, r, &d, idx, &gr);
-		rc = 1;
+		rc = PALLOC_EXIT_MET;
 	}
 out:
 	json_decref(json);

@@ -22,15 +22,13 @@ static PALLOC_NORETURN void usage(void)
 	      "Options:\n"
 	      " -p, --pid <pid>          show this process (may repeat)\n"
 	      " -m, --maps               mappings by kind and file\n"
-	      " -n, --top <n>            with --maps: the N largest mappings"
-	      " (default 10)\n"
-	      "     --json               print JSON\n"
+	      " -t, --top[=<n>]          with --maps: the N largest mappings (default 10)\n"
+	      " -j, --json               print JSON\n"
 	      "     --prom               print Prometheus text format\n"
 	      " -w, --watch <seconds>    a JSON line every SECONDS\n"
 	      " -c, --count <n>          with --watch: stop after N samples\n"
 	      "     --sysroot <dir>      read DIR/proc instead of /proc\n"
-	      " -o, --output <file>      write to FILE ('-': standard "
-	      "output)\n",
+	      " -o, --output <file>      write to FILE ('-': standard output)\n",
 	      stdout);
 	cli_usage_end(26, NULL);
 }
@@ -481,13 +479,13 @@ static int run_once(void *ctx, bool first, FILE *fp)
 	if (listing) {
 		if (read_all(o, &v, &n, &denied) < 0) {
 			msg_error("%s", msg_last());
-			return 2;
+			return PALLOC_EXIT_TROUBLE;
 		}
 	} else {
 		v = calloc(*npids ? *npids : 1, sizeof(*v));
 		if (!v) {
 			msg_error("out of memory");
-			return 2;
+			return PALLOC_EXIT_TROUBLE;
 		}
 		for (i = 0; i < *npids; i++) {
 			if (read_proc(o, pids[i], &v[n]) == 0) {
@@ -499,12 +497,12 @@ static int run_once(void *ctx, bool first, FILE *fp)
 			if (!first && (errno == ENOENT || errno == ESRCH))
 				continue;
 			msg_error("%s", msg_last());
-			rc = 2;
+			rc = PALLOC_EXIT_TROUBLE;
 			goto out;
 		}
 		*npids = keep;
 		if (n == 0) {
-			rc = 1;
+			rc = CLI_GONE;
 			goto out;
 		}
 	}
@@ -513,20 +511,23 @@ static int run_once(void *ctx, bool first, FILE *fp)
 
 		if (!top) {
 			msg_error("%s", msg_last());
-			rc = 2;
+			rc = PALLOC_EXIT_TROUBLE;
 			goto out;
 		}
+		/* A write error is reported by cli_output or at exit. */
 		if (json_print(fp, top,
 			       o->d.watch_ns ? JSON_COMPACT : JSON_INDENT(2)) <
-		    0) {
-			if (errno != EPIPE)
-				msg_error("%s", msg_last());
-			rc = 2;
+			    0 &&
+		    !ferror(fp)) {
+			msg_error("%s", msg_last());
+			rc = PALLOC_EXIT_TROUBLE;
 		}
 		json_decref(top);
 	} else if (o->d.prom) {
-		if (print_prom(fp, o, v, n) < 0)
-			rc = 2;
+		if (print_prom(fp, o, v, n) < 0 && !ferror(fp)) {
+			msg_error("%s", msg_last());
+			rc = PALLOC_EXIT_TROUBLE;
+		}
 	} else {
 		print_table(fp, o, v, n);
 	}
@@ -542,7 +543,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"maps", no_argument, NULL, 'm'},
-		{"top", required_argument, NULL, 'n'},
+		{"top", optional_argument, NULL, 't'},
 		CLI_DATA_LONGOPTS,
 		CLI_END_LONGOPTS,
 	};
@@ -557,24 +558,22 @@ int main(int argc, char **argv)
 	pids = calloc((size_t)argc + 1, sizeof(*pids));
 	if (!pids) {
 		msg_error("out of memory");
-		return 2;
+		return PALLOC_EXIT_TROUBLE;
 	}
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:mn:w:c:o:hV", longopts,
-				NULL)) != -1) {
+	/* -n <n>: --top's older spelling, kept for scripts. */
+	while ((c = getopt_long(argc, argv, ":p:mt::n:" CLI_DATA_SHORTOPTS "hV",
+				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (cli_parse_pid(optarg, &pids[npids]) < 0)
-				msg_usage(2, "invalid PID '%s'", optarg);
-			npids++;
+			pids[npids++] = cli_pid(optarg);
 			break;
 		case 'm':
 			o.maps = true;
 			break;
+		case 't':
 		case 'n':
-			if (num_parse_u64(optarg, false, &o.top) < 0)
-				msg_usage(2, "invalid --top '%s': %s", optarg,
-					  msg_last());
+			cli_top(argc, argv, optarg, true, UINT64_MAX, &o.top);
 			have_top = true;
 			break;
 		default:
@@ -582,14 +581,11 @@ int main(int argc, char **argv)
 				cli_default_option(c, argv, longopts, usage);
 		}
 	}
-	for (; optind < argc; optind++) {
-		if (cli_parse_pid(argv[optind], &pids[npids]) < 0)
-			msg_usage(2, "invalid PID '%s'", argv[optind]);
-		npids++;
-	}
+	for (; optind < argc; optind++)
+		pids[npids++] = cli_pid(argv[optind]);
 	cli_data_check(&o.d);
 	if (have_top && !o.maps)
-		msg_usage(2, "--top needs --maps");
+		msg_usage(PALLOC_EXIT_TROUBLE, "--top needs --maps");
 
 	o.listing = npids == 0;
 	o.pids = pids;
