@@ -5,6 +5,7 @@
 
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -432,6 +433,45 @@ static int dump_file(const char *path, const struct opts *o)
 	return rc;
 }
 
+/*
+ * --serve: serve PIDS (N == 0: every agent of this user) until SIGINT,
+ * SIGTERM or SIGHUP, saying "serving URL" on stderr once listening.
+ * Returns the exit code.
+ */
+static int serve_until_signal(const char *addr, const pid_t *pids, size_t n,
+			      const struct opts *o)
+{
+	struct serve_config cfg = {
+		.pids = pids,
+		.n_pids = n,
+		.symbolize = !o->no_symbolize,
+		.timeout_ms = o->timeout_ms,
+		.access = o->access,
+	};
+	struct serve *s;
+	sigset_t set, old;
+	int sig;
+
+	/* Block before the server's threads exist, so sigwait gets them. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	s = serve_start_config(addr, &cfg);
+	if (!s) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		msg_error("cannot serve on '%s': %s", addr, msg_last());
+		return PALLOC_EXIT_TROUBLE;
+	}
+	fprintf(stderr, "%s: serving %s/\n", msg_prog(), serve_url(s));
+	fflush(stderr);
+	sigwait(&set, &sig);
+	serve_stop(s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return PALLOC_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	enum {
@@ -561,8 +601,7 @@ int main(int argc, char **argv)
 		}
 		for (int i = 0; i < n; i++)
 			pids[i] = cli_pid(argv[optind + i]);
-		rc = serve_run(o.serve_addr, pids, (size_t)n, o.timeout_ms,
-			       !o.no_symbolize, &o.access);
+		rc = serve_until_signal(o.serve_addr, pids, (size_t)n, &o);
 		free(pids);
 		return rc;
 	}

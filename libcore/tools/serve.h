@@ -119,14 +119,4 @@ const char *serve_url(const struct serve *s);
 /* Stop the server, waiting for its threads; frees s. NULL is allowed. */
 void serve_stop(struct serve *s);
 
-/*
- * palloc-dump --serve: serve pids (n == 0: every agent of this user) until
- * SIGINT or SIGTERM, printing "serving URL" on stderr once listening;
- * symbolize false serves raw profiles (--no-symbolize); access says who
- * besides this user and root may read.
- * Returns the exit code (0, or 2 after printing why it could not start).
- */
-int serve_run(const char *addr, const pid_t *pids, size_t n, int timeout_ms,
-	      bool symbolize, const struct serve_access *access);
-
 #endif /* PALLOC_SERVE_H */
