@@ -49,7 +49,7 @@ static const char *value_text(char *buf, size_t size,
 
 static void print_text(FILE *fp, const struct cgroup_mem *m)
 {
-	char a[16], b[16], c[16];
+	char a[CLI_HUMAN_MAX], b[CLI_HUMAN_MAX], c[CLI_HUMAN_MAX];
 	uint64_t ws, in;
 	size_t i;
 

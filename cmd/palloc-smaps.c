@@ -312,7 +312,7 @@ static json_t *build_json(const struct opts *o, const struct proc *v, size_t n,
  * the peak RSS from status. */
 static void print_rollup(FILE *fp, const struct proc *p)
 {
-	char a[16];
+	char a[CLI_HUMAN_MAX];
 	size_t f, col = 0;
 
 	fprintf(fp, "\nPID %d (%s) from %s:\n", (int)p->pid, p->comm,
@@ -320,7 +320,7 @@ static void print_rollup(FILE *fp, const struct proc *p)
 	for (f = 0; f < PROCFS_NFIELDS; f++) {
 		if (!procfs_has(&p->u, f))
 			continue;
-		fprintf(fp, "  %-15s%8s", procfs_field_kernel_name(f),
+		fprintf(fp, "  %-15s%10s", procfs_field_kernel_name(f),
 			cli_human(a, sizeof(a), p->u.v[f]));
 		if (++col == 3) {
 			fputc('\n', fp);
@@ -330,22 +330,23 @@ static void print_rollup(FILE *fp, const struct proc *p)
 	if (col)
 		fputc('\n', fp);
 	if (p->st.have & (1u << PROCFS_ST_VM_HWM))
-		fprintf(fp, "  %-15s%8s\n", "VmHWM (peak)",
+		fprintf(fp, "  %-15s%10s\n", "VmHWM (peak)",
 			cli_human(a, sizeof(a), p->st.v[PROCFS_ST_VM_HWM]));
 }
 
 static void print_table(FILE *fp, const struct opts *o, const struct proc *v,
 			size_t n)
 {
-	char a[16], b[16], c[16], d[16];
+	char a[CLI_HUMAN_MAX], b[CLI_HUMAN_MAX], c[CLI_HUMAN_MAX],
+		d[CLI_HUMAN_MAX];
 	size_t i, j;
 
-	fprintf(fp, "%8s %9s %9s %9s %9s %s\n", "PID", "USS", "PSS", "RSS",
+	fprintf(fp, "%8s %10s %10s %10s %10s %s\n", "PID", "USS", "PSS", "RSS",
 		"SWAP", "COMMAND");
 	for (i = 0; i < n; i++) {
 		const struct proc *p = &v[i];
 
-		fprintf(fp, "%8d %9s %9s %9s %9s %s\n", (int)p->pid,
+		fprintf(fp, "%8d %10s %10s %10s %10s %s\n", (int)p->pid,
 			cli_human(a, sizeof(a), procfs_uss(&p->u)),
 			cli_human(b, sizeof(b), p->u.v[PROCFS_PSS]),
 			cli_human(c, sizeof(c), p->u.v[PROCFS_RSS]),
@@ -363,12 +364,12 @@ static void print_table(FILE *fp, const struct opts *o, const struct proc *v,
 
 		fprintf(fp, "\nPID %d (%s) by kind and file:\n", (int)p->pid,
 			p->comm);
-		fprintf(fp, "%-8s %6s %9s %9s %9s %9s %s\n", "KIND", "MAPS",
+		fprintf(fp, "%-8s %6s %10s %10s %10s %10s %s\n", "KIND", "MAPS",
 			"SIZE", "RSS", "PSS", "SWAP", "PATH");
 		for (j = 0; j < p->ngroups; j++) {
 			const struct mapping_group *g = &p->groups[j];
 
-			fprintf(fp, "%-8s %6llu %9s %9s %9s %9s %s\n",
+			fprintf(fp, "%-8s %6llu %10s %10s %10s %10s %s\n",
 				procfs_kind_name(g->kind),
 				(unsigned long long)g->count,
 				cli_human(a, sizeof(a), g->size),
@@ -382,7 +383,7 @@ static void print_table(FILE *fp, const struct opts *o, const struct proc *v,
 			continue;
 		fprintf(fp, "\nPID %d (%s) largest mappings:\n", (int)p->pid,
 			p->comm);
-		fprintf(fp, "%-33s %-4s %-8s %9s %9s %9s %s\n", "ADDRESS",
+		fprintf(fp, "%-33s %-4s %-8s %10s %10s %10s %s\n", "ADDRESS",
 			"PERM", "KIND", "RSS", "PSS", "SWAP", "PATH");
 		for (j = 0; j < nm; j++) {
 			char range[40];
@@ -390,8 +391,9 @@ static void print_table(FILE *fp, const struct opts *o, const struct proc *v,
 			snprintf(range, sizeof(range), "%llx-%llx",
 				 (unsigned long long)m[j]->start,
 				 (unsigned long long)m[j]->end);
-			fprintf(fp, "%-33s %-4s %-8s %9s %9s %9s %s\n", range,
-				m[j]->perms, procfs_kind_name(m[j]->kind),
+			fprintf(fp, "%-33s %-4s %-8s %10s %10s %10s %s\n",
+				range, m[j]->perms,
+				procfs_kind_name(m[j]->kind),
 				cli_human(a, sizeof(a),
 					  m[j]->usage.v[PROCFS_RSS]),
 				cli_human(b, sizeof(b),

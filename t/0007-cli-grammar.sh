@@ -7,7 +7,7 @@
 . "$top_srcdir/t/lib.sh"
 need jq pprof-gen diff-mkprof
 [ -c /dev/full ] || skip_all "no /dev/full"
-plan 49
+plan 50
 
 F=$top_srcdir/t/fixtures
 pprof-gen known prof.pb.gz >/dev/null 2>&1 || {
@@ -142,5 +142,14 @@ palloc-diff --fail-on-growth 1 --top base.pb.gz new.pb.gz >/dev/null 2>&1
 check "palloc-diff: growth over the gate is exit 1" test $? -eq 1
 full "palloc-diff: growth over the gate and a write error: exit 2" \
 	palloc-diff --fail-on-growth 1 --top base.pb.gz new.pb.gz
+
+# 50: one size format for people, powers of 1024 with IEC units.
+check "palloc-cgroup, -smaps and -explain print sizes as '100.0 MiB'" sh -c "
+	palloc-cgroup --sysroot '$F/sysroot-cgroup2' -p 100 |
+		grep -qx 'usage: *100.0 MiB' &&
+	palloc-smaps --sysroot '$F/sysroot-cgroup2' 200 |
+		grep -Eq '^ +200 +500.0 KiB +800.0 KiB +2.0 MiB +0 B /bin/sh\$' &&
+	palloc-explain --sysroot '$F/sysroot-explain' /sys/fs/cgroup/app |
+		grep -q 'usage 94.0 MiB, working set 78.0 MiB'"
 
 done_testing

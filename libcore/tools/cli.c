@@ -148,19 +148,31 @@ uint64_t cli_now_ns(void)
 
 const char *cli_human(char *buf, size_t size, uint64_t bytes)
 {
-	static const char units[] = "KMGT";
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
 	double x = (double)bytes;
-	int u = -1;
+	size_t u = 0;
 
 	if (bytes < 1024) {
-		snprintf(buf, size, "%llu", (unsigned long long)bytes);
+		snprintf(buf, size, "%llu B", (unsigned long long)bytes);
 		return buf;
 	}
-	while (x >= 1024 && u < 3) {
+	x /= 1024;
+	while (x >= 1024 && u + 1 < ARRAY_SIZE(units)) {
 		x /= 1024;
 		u++;
 	}
-	snprintf(buf, size, "%.1f%c", x, units[u]);
+	snprintf(buf, size, "%.1f %s", x, units[u]);
+	return buf;
+}
+
+const char *cli_human_signed(char *buf, size_t size, int64_t v)
+{
+	char tmp[CLI_HUMAN_MAX];
+
+	/* -(v + 1) + 1: INT64_MIN has no positive twin. */
+	cli_human(tmp, sizeof(tmp),
+		  v < 0 ? (uint64_t) - (v + 1) + 1 : (uint64_t)v);
+	snprintf(buf, size, "%s%s", v < 0 ? "-" : "", tmp);
 	return buf;
 }
 

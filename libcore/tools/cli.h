@@ -118,11 +118,17 @@ int cli_parse_timeout(const char *arg);
 uint64_t cli_now_ns(void);
 
 /*
- * A size for people, the one every command prints: bytes below 1 KiB,
- * else one decimal and K, M, G or T (powers of 1024), in BUF. Returns BUF.
- * JSON never uses this: sizes there are integers of bytes.
+ * A size for people, the one format every command prints ("512 B",
+ * "1.5 MiB": one decimal and KiB, MiB, GiB, TiB or PiB), in BUF; at most
+ * CLI_HUMAN_MAX bytes with the NUL. Returns BUF. JSON never uses this:
+ * sizes there are integers of bytes. (The --top tables of palloc-dump and
+ * palloc-diff print pprof's own units, as `go tool pprof -top` does.)
  */
+#define CLI_HUMAN_MAX 24
 const char *cli_human(char *buf, size_t size, uint64_t bytes);
+
+/* The same for a signed size ("-1.5 MiB"). */
+const char *cli_human_signed(char *buf, size_t size, int64_t v);
 
 /*
  * A command's sampler: read what CTX names and print it to FP. FIRST is
