@@ -89,8 +89,7 @@ static void print_text(FILE *fp, const struct cgroup_mem *m)
 	}
 	if (m->psi_some.have)
 		fprintf(fp,
-			"pressure:     some %.2f%% %.2f%% %.2f%%, "
-			"full %.2f%% %.2f%% %.2f%% (10s 60s 300s)\n",
+			"pressure:     some %.2f%% %.2f%% %.2f%%, full %.2f%% %.2f%% %.2f%% (10s 60s 300s)\n",
 			m->psi_some.avg10, m->psi_some.avg60,
 			m->psi_some.avg300, m->psi_full.avg10,
 			m->psi_full.avg60, m->psi_full.avg300);

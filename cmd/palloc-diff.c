@@ -26,29 +26,20 @@ static PALLOC_NORETURN void usage(void)
 	       "gzipped or not), matching stacks by symbolized frames.\n"
 	       "\n"
 	       "Options:\n"
-	       " -o, --output <file>         write NEW - BASE as a pprof "
-	       "profile\n"
-	       " -t, --top[=<n>]             print the top <n> functions by "
-	       "growth\n"
+	       " -o, --output <file>         write NEW - BASE as a pprof profile\n"
+	       " -t, --top[=<n>]             print the top <n> functions by growth\n"
 	       "                               (default %d; 0: all)\n"
-	       " -j, --json                  print the top functions and "
-	       "totals as JSON\n"
+	       " -j, --json                  print the top functions and totals as JSON\n"
 	       " -s, --sample-index <type>   sample type by name or index\n"
 	       "                               (default inuse_space)\n"
 	       " -f, --fail-on-growth <limit>\n"
-	       "                             exit 1 when the total grew by "
-	       "more than\n"
-	       "                               <limit> bytes (k, M, G, KiB... "
-	       "suffixes)\n"
+	       "                             exit 1 when the total grew by more than\n"
+	       "                               <limit> bytes (k, M, G, KiB... suffixes)\n"
 	       "                               or <limit>%% of BASE's total,\n"
-	       "                               counting only growth beyond "
-	       "sampling noise\n"
-	       "     --noise-z <z>           changes within <z> standard "
-	       "deviations\n"
-	       "                               are sampling noise (default "
-	       "%g)\n"
-	       "     --raw-gate              --fail-on-growth compares the "
-	       "growth\n"
+	       "                               counting only growth beyond sampling noise\n"
+	       "     --noise-z <z>           changes within <z> standard deviations\n"
+	       "                               are sampling noise (default %g)\n"
+	       "     --raw-gate              --fail-on-growth compares the growth\n"
 	       "                               as it is, noise included\n"
 	       " -q, --quiet                 no warnings\n",
 	       msg_prog(), DEFAULT_TOP, DIFF_NOISE_Z);
@@ -267,14 +258,14 @@ static void report_exceeded(const struct gate *gate, const struct report *r,
 		snprintf(limit, sizeof(limit), "%llu %s",
 			 (unsigned long long)gate->bytes, u);
 	if (noise)
-		snprintf(beyond, sizeof(beyond),
-			 "; beyond sampling noise (%g sigma, %.0f %s for the "
-			 "total) %lld %s",
-			 g->z, g->z * g->noise.stddev, u,
-			 (long long)g->noise.significant, u);
-	msg_error("%s grew by %lld %s (%+.2f%% of BASE)%s, over the limit of "
-		  "%s; top growing stacks:",
-		  r->sample_type, (long long)r->sum, u, pct, beyond, limit);
+		snprintf(
+			beyond, sizeof(beyond),
+			"; beyond sampling noise (%g sigma, %.0f %s for the total) %lld %s",
+			g->z, g->z * g->noise.stddev, u,
+			(long long)g->noise.significant, u);
+	msg_error(
+		"%s grew by %lld %s (%+.2f%% of BASE)%s, over the limit of %s; top growing stacks:",
+		r->sample_type, (long long)r->sum, u, pct, beyond, limit);
 	print_growing(d, idx, u, g->z, noise);
 }
 
@@ -328,19 +319,17 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			if (parse_gate(optarg, &gate) < 0)
-				msg_usage(PALLOC_EXIT_TROUBLE,
-					  "invalid --fail-on-growth '%s': "
-					  "want bytes (1MiB) or a percentage "
-					  "(10%%)",
-					  optarg);
+				msg_usage(
+					PALLOC_EXIT_TROUBLE,
+					"invalid --fail-on-growth '%s': want bytes (1MiB) or a percentage (10%%)",
+					optarg);
 			break;
 		case OPT_NOISE_Z:
 			if (parse_z(optarg, &gr.z) < 0)
-				msg_usage(PALLOC_EXIT_TROUBLE,
-					  "invalid --noise-z '%s': want a "
-					  "number of standard deviations, 0 or "
-					  "more",
-					  optarg);
+				msg_usage(
+					PALLOC_EXIT_TROUBLE,
+					"invalid --noise-z '%s': want a number of standard deviations, 0 or more",
+					optarg);
 			break;
 		case OPT_RAW_GATE:
 			gr.raw = true;

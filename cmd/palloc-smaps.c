@@ -436,8 +436,7 @@ static int print_prom(FILE *fp, const struct opts *o, const struct proc *v,
 		snprintf(metric, sizeof(metric), "smaps_group_%s_bytes", nm[f]);
 		prom_name(name, sizeof(name), metric);
 		snprintf(metric, sizeof(metric),
-			 "%s of the mappings of one "
-			 "kind (and path), bytes.",
+			 "%s of the mappings of one kind (and path), bytes.",
 			 procfs_field_kernel_name(fld[f]));
 		if (prom_family(fp, name, PROM_GAUGE, metric) < 0)
 			return -1;

@@ -103,15 +103,13 @@ bool cli_data_opt(struct cli_data *d, int c, const char *arg)
 		if (num_parse_seconds(arg, &d->watch_ns) < 0 ||
 		    d->watch_ns == 0)
 			msg_usage(PALLOC_EXIT_TROUBLE,
-				  "invalid --watch '%s': want seconds "
-				  "above 0",
+				  "invalid --watch '%s': want seconds above 0",
 				  arg);
 		return true;
 	case 'c':
 		if (num_parse_u64(arg, false, &d->count) < 0 || d->count == 0)
 			msg_usage(PALLOC_EXIT_TROUBLE,
-				  "invalid --count '%s': want a number "
-				  "above 0",
+				  "invalid --count '%s': want a number above 0",
 				  arg);
 		d->have_count = true;
 		return true;
