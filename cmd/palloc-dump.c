@@ -431,6 +431,7 @@ static int serve_until_signal(const char *addr, const pid_t *pids, size_t n,
 		.symbolize = !o->no_symbolize,
 		.timeout_ms = o->timeout_ms,
 		.access = o->access,
+		.warn = cli_warn_line,
 	};
 	struct serve *s;
 	sigset_t set, old;

@@ -1013,6 +1013,7 @@ static struct serve *start_http(const char *addr,
 		.follow_descendants = true,
 		.symbolize = !raw,
 		.access = *access,
+		.warn = cli_warn_line,
 	};
 	struct serve *srv;
 	sigset_t old;

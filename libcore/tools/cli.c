@@ -136,6 +136,11 @@ void cli_data_check(const struct cli_data *d)
 		msg_usage(PALLOC_EXIT_TROUBLE, "--count needs --watch");
 }
 
+void cli_warn_line(const char *line)
+{
+	msg_warn("%s", line);
+}
+
 uint64_t cli_now_ns(void)
 {
 	struct timespec ts;

@@ -114,6 +114,9 @@ bool cli_pid_or_dir(int argc, char **argv, pid_t *pid, const char **dir);
  */
 int cli_parse_timeout(const char *arg);
 
+/* "palloc-X: warning: LINE": a warning callback for library code. */
+void cli_warn_line(const char *line);
+
 /* Wall-clock time in nanoseconds since the epoch (CLOCK_REALTIME). */
 uint64_t cli_now_ns(void);
 

@@ -305,13 +305,18 @@ static void log_refusal(struct serve *s, const char *fmt, ...)
 	skipped = s->unlogged;
 	s->unlogged = 0;
 	pthread_mutex_unlock(&s->lock);
+	if (!s->cfg.warn)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (skipped)
-		msg_warn("%s (and %u more refused)", line, skipped);
-	else
-		msg_warn("%s", line);
+	if (skipped) {
+		size_t n = strlen(line);
+
+		snprintf(line + n, sizeof(line) - n, " (and %u more refused)",
+			 skipped);
+	}
+	s->cfg.warn(line);
 }
 
 /*

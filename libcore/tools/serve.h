@@ -91,6 +91,9 @@ struct serve_config {
 				     * turns it off per request) */
 	int timeout_ms;		    /* per read from an agent; 0: default */
 	struct serve_access access; /* who may read; zeroed: owner, root */
+	/* A refused client, at most one line a second (the command prints
+	 * it: cli_warn_line); NULL: not told. From the server's threads. */
+	void (*warn)(const char *line);
 };
 
 /*
