@@ -21,13 +21,12 @@ static PALLOC_NORETURN void usage(void)
 	      "\n"
 	      "Options:\n"
 	      " -p, --pid <pid>          the cgroup of this process\n"
-	      "     --json               print JSON\n"
+	      " -j, --json               print JSON\n"
 	      "     --prom               print Prometheus text format\n"
 	      " -w, --watch <seconds>    a JSON line every SECONDS\n"
 	      " -c, --count <n>          with --watch: stop after N samples\n"
 	      "     --sysroot <dir>      read DIR/proc and DIR/sys instead\n"
-	      " -o, --output <file>      write to FILE ('-': standard "
-	      "output)\n",
+	      " -o, --output <file>      write to FILE ('-': standard output)\n",
 	      stdout);
 	cli_usage_end(26, NULL);
 }
@@ -50,7 +49,7 @@ static const char *value_text(char *buf, size_t size,
 
 static void print_text(FILE *fp, const struct cgroup_mem *m)
 {
-	char a[16], b[16], c[16];
+	char a[CLI_HUMAN_MAX], b[CLI_HUMAN_MAX], c[CLI_HUMAN_MAX];
 	uint64_t ws, in;
 	size_t i;
 
@@ -90,8 +89,7 @@ static void print_text(FILE *fp, const struct cgroup_mem *m)
 	}
 	if (m->psi_some.have)
 		fprintf(fp,
-			"pressure:     some %.2f%% %.2f%% %.2f%%, "
-			"full %.2f%% %.2f%% %.2f%% (10s 60s 300s)\n",
+			"pressure:     some %.2f%% %.2f%% %.2f%%, full %.2f%% %.2f%% %.2f%% (10s 60s 300s)\n",
 			m->psi_some.avg10, m->psi_some.avg60,
 			m->psi_some.avg300, m->psi_full.avg10,
 			m->psi_full.avg60, m->psi_full.avg300);
@@ -116,9 +114,9 @@ static int run_once(void *ctx, bool first, FILE *fp)
 	if ((o->dir ? cgroup_read_dir(o->d.root, o->dir, &m)
 		    : cgroup_read_pid(o->d.root, o->pid, &m)) < 0) {
 		if (!first && (errno == ENOENT || errno == ESRCH))
-			return 1;
+			return CLI_GONE;
 		msg_error("%s", msg_last());
-		return 2;
+		return PALLOC_EXIT_TROUBLE;
 	}
 	if (o->d.json || o->d.watch_ns) {
 		json_t *top = json_top_new("palloc-cgroup");
@@ -128,21 +126,22 @@ static int run_once(void *ctx, bool first, FILE *fp)
 			 json_i64_or_null(!o->dir,
 					  o->pid ? o->pid : (int64_t)getpid()));
 		cgroup_json(top, &m);
+		/* A write error is reported by cli_output or at exit. */
 		if (json_failed()) {
 			msg_error("%s", msg_last());
-			rc = 2;
+			rc = PALLOC_EXIT_TROUBLE;
 		} else if (json_print(fp, top,
 				      o->d.watch_ns ? JSON_COMPACT
-						    : JSON_INDENT(2)) < 0) {
-			if (errno != EPIPE)
-				msg_error("%s", msg_last());
-			rc = 2;
+						    : JSON_INDENT(2)) < 0 &&
+			   !ferror(fp)) {
+			msg_error("%s", msg_last());
+			rc = PALLOC_EXIT_TROUBLE;
 		}
 		json_decref(top);
 	} else if (o->d.prom) {
-		if (cgroup_prom(fp, &m) < 0) {
+		if (cgroup_prom(fp, &m) < 0 && !ferror(fp)) {
 			msg_error("%s", msg_last());
-			rc = 2;
+			rc = PALLOC_EXIT_TROUBLE;
 		}
 	} else {
 		print_text(fp, &m);
@@ -164,12 +163,11 @@ int main(int argc, char **argv)
 	msg_init(argv[0]);
 	cli_data_init(&o.d);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:w:c:o:hV", longopts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, ":p:" CLI_DATA_SHORTOPTS "hV",
+				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (cli_parse_pid(optarg, &o.pid) < 0)
-				msg_usage(2, "invalid PID '%s'", optarg);
+			o.pid = cli_pid(optarg);
 			break;
 		default:
 			if (!cli_data_opt(&o.d, c, optarg))

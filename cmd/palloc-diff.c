@@ -26,29 +26,20 @@ static PALLOC_NORETURN void usage(void)
 	       "gzipped or not), matching stacks by symbolized frames.\n"
 	       "\n"
 	       "Options:\n"
-	       " -o, --output <file>         write NEW - BASE as a pprof "
-	       "profile\n"
-	       " -t, --top[=<n>]             print the top <n> functions by "
-	       "growth\n"
+	       " -o, --output <file>         write NEW - BASE as a pprof profile\n"
+	       " -t, --top[=<n>]             print the top <n> functions by growth\n"
 	       "                               (default %d; 0: all)\n"
-	       " -j, --json                  print the top functions and "
-	       "totals as JSON\n"
+	       " -j, --json                  print the top functions and totals as JSON\n"
 	       " -s, --sample-index <type>   sample type by name or index\n"
 	       "                               (default inuse_space)\n"
 	       " -f, --fail-on-growth <limit>\n"
-	       "                             exit 1 when the total grew by "
-	       "more than\n"
-	       "                               <limit> bytes (k, M, G, KiB... "
-	       "suffixes)\n"
+	       "                             exit 1 when the total grew by more than\n"
+	       "                               <limit> bytes (k, M, G, KiB... suffixes)\n"
 	       "                               or <limit>%% of BASE's total,\n"
-	       "                               counting only growth beyond "
-	       "sampling noise\n"
-	       "     --noise-z <z>           changes within <z> standard "
-	       "deviations\n"
-	       "                               are sampling noise (default "
-	       "%g)\n"
-	       "     --raw-gate              --fail-on-growth compares the "
-	       "growth\n"
+	       "                               counting only growth beyond sampling noise\n"
+	       "     --noise-z <z>           changes within <z> standard deviations\n"
+	       "                               are sampling noise (default %g)\n"
+	       "     --raw-gate              --fail-on-growth compares the growth\n"
 	       "                               as it is, noise included\n"
 	       " -q, --quiet                 no warnings\n",
 	       msg_prog(), DEFAULT_TOP, DIFF_NOISE_Z);
@@ -267,14 +258,14 @@ static void report_exceeded(const struct gate *gate, const struct report *r,
 		snprintf(limit, sizeof(limit), "%llu %s",
 			 (unsigned long long)gate->bytes, u);
 	if (noise)
-		snprintf(beyond, sizeof(beyond),
-			 "; beyond sampling noise (%g sigma, %.0f %s for the "
-			 "total) %lld %s",
-			 g->z, g->z * g->noise.stddev, u,
-			 (long long)g->noise.significant, u);
-	msg_error("%s grew by %lld %s (%+.2f%% of BASE)%s, over the limit of "
-		  "%s; top growing stacks:",
-		  r->sample_type, (long long)r->sum, u, pct, beyond, limit);
+		snprintf(
+			beyond, sizeof(beyond),
+			"; beyond sampling noise (%g sigma, %.0f %s for the total) %lld %s",
+			g->z, g->z * g->noise.stddev, u,
+			(long long)g->noise.significant, u);
+	msg_error(
+		"%s grew by %lld %s (%+.2f%% of BASE)%s, over the limit of %s; top growing stacks:",
+		r->sample_type, (long long)r->sum, u, pct, beyond, limit);
 	print_growing(d, idx, u, g->z, noise);
 }
 
@@ -302,7 +293,7 @@ int main(int argc, char **argv)
 	struct gate_result gr = {.z = DIFF_NOISE_Z};
 	uint64_t top = DEFAULT_TOP;
 	json_t *json = NULL;
-	int c, idx, rc = 2;
+	int c, idx, rc = PALLOC_EXIT_TROUBLE;
 
 	msg_init(argv[0]);
 	/* getopt's own messages would make three lines of a usage error. */
@@ -317,14 +308,8 @@ int main(int argc, char **argv)
 			want_top = true;
 			/* "--top 5" as well as "--top=5" (palloc-diff(1)): a
 			 * following all-digit word is the count. */
-			if (!optarg && optind < argc && argv[optind][0] &&
-			    strspn(argv[optind], "0123456789") ==
-				    strlen(argv[optind]) &&
-			    argc - optind > 2)
-				optarg = argv[optind++];
-			if (optarg && num_parse_u64(optarg, false, &top) < 0)
-				msg_usage(2, "invalid --top '%s': %s", optarg,
-					  msg_last());
+			cli_top(argc, argv, optarg, argc - optind > 2,
+				UINT64_MAX, &top);
 			break;
 		case 'j':
 			want_json = true;
@@ -334,19 +319,17 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			if (parse_gate(optarg, &gate) < 0)
-				msg_usage(2,
-					  "invalid --fail-on-growth '%s': "
-					  "want bytes (1MiB) or a percentage "
-					  "(10%%)",
-					  optarg);
+				msg_usage(
+					PALLOC_EXIT_TROUBLE,
+					"invalid --fail-on-growth '%s': want bytes (1MiB) or a percentage (10%%)",
+					optarg);
 			break;
 		case OPT_NOISE_Z:
 			if (parse_z(optarg, &gr.z) < 0)
-				msg_usage(2,
-					  "invalid --noise-z '%s': want a "
-					  "number of standard deviations, 0 or "
-					  "more",
-					  optarg);
+				msg_usage(
+					PALLOC_EXIT_TROUBLE,
+					"invalid --noise-z '%s': want a number of standard deviations, 0 or more",
+					optarg);
 			break;
 		case OPT_RAW_GATE:
 			gr.raw = true;
@@ -359,12 +342,14 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 2)
-		msg_usage(2, argc - optind < 2 ? "missing profile operand"
-					       : "too many operands");
+		msg_usage(PALLOC_EXIT_TROUBLE,
+			  argc - optind < 2 ? "missing profile operand"
+					    : "too many operands");
 	base_path = argv[optind];
 	new_path = argv[optind + 1];
 	if (output && strcmp(output, "-") == 0 && (want_top || want_json))
-		msg_usage(2, "-o - and --%s both write to stdout",
+		msg_usage(PALLOC_EXIT_TROUBLE,
+			  "-o - and --%s both write to stdout",
 			  want_json ? "json" : "top");
 	if (!output && !want_json && !gate.on)
 		want_top = true;
@@ -418,23 +403,25 @@ int main(int argc, char **argv)
 		msg_error("cannot write '%s': %s", output, msg_last());
 		goto out;
 	}
-	if (json) {
-		if (json_print(stdout, json,
-			       JSON_INDENT(2) | JSON_REAL_PRECISION(6)) < 0) {
-			if (errno != EPIPE)
-				msg_error("%s", msg_last());
-			rc = 1;
-			goto out;
-		}
-	} else if (want_top && report_print_top(stdout, r, top, false) < 0) {
-		msg_error("write error: %s", msg_last());
-		rc = 1;
+	/* A write error on stdout is reported at exit (msg_init). */
+	if (json ? json_print(stdout, json,
+			      JSON_INDENT(2) | JSON_REAL_PRECISION(6)) < 0
+		 : want_top && report_print_top(stdout, r, top, false) < 0) {
+		if (ferror(stdout))
+			msg_stdout_failed(errno);
+		else
+			msg_error("%s", msg_last());
 		goto out;
 	}
-	rc = 0;
+	/* Exit 1 is the growth alone: a failed write is 2 before the gate. */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		msg_stdout_failed(errno);
+		goto out;
+	}
+	rc = PALLOC_EXIT_OK;
 	if (gr.exceeded) {
 		report_exceeded(&gate, r, &d, idx, &gr);
-		rc = 1;
+		rc = PALLOC_EXIT_MET;
 	}
 out:
 	json_decref(json);

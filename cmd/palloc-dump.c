@@ -5,6 +5,7 @@
 
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,56 +31,40 @@ static PALLOC_NORETURN void usage(void)
 	       " %s [options] <pid>|<file>\n"
 	       " %s --serve <addr> [<pid>...]\n"
 	       "\n"
-	       "Without an operand, list the live palloc agents you can "
-	       "reach.\n"
-	       "With a <pid>, fetch a heap profile from that process's agent "
-	       "and\n"
+	       "Without an operand, list the live palloc agents you can reach.\n"
+	       "With a <pid>, fetch a heap profile from that process's agent and\n"
 	       "symbolize it; with a <file>, read a pprof profile.\n"
 	       "\n"
 	       "Options:\n"
 	       " -p, --pid <pid>             the process to fetch from\n"
-	       " -a, --allocs                the allocs profile (default "
-	       "sample type\n"
+	       " -a, --allocs                the allocs profile (default sample type\n"
 	       "                               alloc_space)\n"
-	       " -s, --seconds <n>           the delta over the next <n> "
-	       "seconds\n"
-	       "     --stats                 the agent's exact counters "
-	       "instead\n"
-	       " -o, --output <file>         write the profile (pprof, "
-	       "gzipped; - for\n"
+	       " -s, --seconds <n>           the delta over the next <n> seconds\n"
+	       "     --stats                 the agent's exact counters instead\n"
+	       " -o, --output <file>         write the profile (pprof, gzipped; - for\n"
 	       "                               stdout)\n"
-	       " -t, --top[=<n>]             print the top <n> functions "
-	       "(default %d;\n"
+	       " -t, --top[=<n>]             print the top <n> functions (default %d;\n"
 	       "                               0: all)\n"
-	       " -f, --folded                print collapsed stacks for "
-	       "flame graphs\n"
-	       " -j, --json                  print a summary and the top "
-	       "functions as JSON\n"
-	       "     --sample-index <type>   sample type for --top, "
-	       "--folded, --json\n"
+	       " -f, --folded                print collapsed stacks for flame graphs\n"
+	       " -j, --json                  print a summary and the top functions as JSON\n"
+	       "     --sample-index <type>   sample type for --top, --folded, --json\n"
 	       "     --symbolize             symbolize a raw profile <file>\n"
 	       "     --no-symbolize          keep raw addresses\n"
-	       "     --root <dir>            read ELF files below <dir> when "
-	       "symbolizing\n"
+	       "     --root <dir>            read ELF files below <dir> when symbolizing\n"
 	       "                               a <file> (default /)\n"
-	       "     --timeout <seconds>     wait at most this long in all "
-	       "for\n"
+	       "     --timeout <seconds>     wait at most this long in all for\n"
 	       "                               an agent (default 10)\n"
-	       "     --serve <addr>          serve the agents' endpoints and "
-	       "/metrics\n"
-	       "                               over HTTP on <addr> "
-	       "([host:]port)\n"
-	       "     --allow-users <users>   who else may read there: any, "
-	       "or user names\n"
-	       "                               and uids (default: you and "
-	       "root)\n"
+	       "     --serve <addr>          serve the agents' endpoints and /metrics\n"
+	       "                               over HTTP on <addr> ([host:]port)\n"
+	       "     --allow-users <users>   who else may read there: any, or user names\n"
+	       "                               and uids (default: you and root)\n"
 	       "\n"
 	       " -h, --help                  display this help\n"
 	       " -V, --version               display version\n"
 	       "\n"
 	       "For more details see palloc-dump(1).\n",
 	       msg_prog(), msg_prog(), msg_prog(), DEFAULT_TOP);
-	exit(0);
+	exit(PALLOC_EXIT_OK);
 }
 
 struct opts {
@@ -89,11 +74,6 @@ struct opts {
 	uint64_t seconds, top;
 	int timeout_ms;
 };
-
-static bool all_digits(const char *s)
-{
-	return *s && strspn(s, "0123456789") == strlen(s);
-}
 
 /*
  * Whether argv holds an operand besides argv[skip]: a word not starting
@@ -138,13 +118,16 @@ static int list_agents(const struct opts *o)
 
 	if (allocinfo_list(&a, &n, o->timeout_ms, warn_cb, NULL) < 0) {
 		msg_error_last("cannot list agents");
-		return 2;
+		return PALLOC_EXIT_TROUBLE;
 	}
 	if (o->json) {
 		json_t *arr = json_array();
 		json_t *top = json_top_new("palloc-dump-list");
 
-		json_set(top, "agents", arr);
+		/* palloc-mallinfo's and palloc-smaps's name for the list;
+		 * "agents", its first name, stays in format_version 1. */
+		json_set(top, "processes", arr);
+		json_set(top, "agents", json_incref(arr));
 		for (size_t i = 0; i < n; i++) {
 			json_t *e = json_object(), *s = a[i].stats;
 
@@ -172,10 +155,12 @@ static int list_agents(const struct opts *o)
 				 json_str_or_null(s ? NULL : a[i].error));
 			json_push(arr, e);
 		}
-		if (json_failed() ||
-		    json_print(stdout, top, JSON_INDENT(2)) < 0) {
+		/* A write error is reported at exit (msg_init). */
+		if ((json_failed() ||
+		     json_print(stdout, top, JSON_INDENT(2)) < 0) &&
+		    !ferror(stdout)) {
 			msg_error_last("cannot print the list");
-			rc = 2;
+			rc = PALLOC_EXIT_TROUBLE;
 		}
 		json_decref(top);
 		allocinfo_agents_free(a, n);
@@ -221,24 +206,24 @@ static int dump_stats(pid_t pid, const struct opts *o)
 	if (!j) {
 		msg_error("cannot reach agent of process '%d': %s", (int)pid,
 			  msg_last());
-		return 2;
+		return PALLOC_EXIT_TROUBLE;
 	}
 	if (o->output) {
 		if (outfile_open(&of, o->output) < 0) {
 			msg_error("%s", msg_last());
 			json_decref(j);
-			return 2;
+			return PALLOC_EXIT_TROUBLE;
 		}
 		if (json_print(of.fp, j, JSON_INDENT(2)) < 0) {
 			outfile_abort(&of);
 			msg_error("%s", msg_last());
 			json_decref(j);
-			return 2;
+			return PALLOC_EXIT_TROUBLE;
 		}
 		if (outfile_commit(&of) < 0) {
 			msg_error("%s", msg_last());
 			json_decref(j);
-			return 2;
+			return PALLOC_EXIT_TROUBLE;
 		}
 	} else if (o->json) {
 		json_print(stdout, j, JSON_INDENT(2));
@@ -316,7 +301,7 @@ static int output_profile(struct pprof_profile *p, pid_t pid, const char *file,
 {
 	struct report *r = NULL;
 	json_t *j = NULL;
-	int idx = -1, rc = 2;
+	int idx = -1, rc = PALLOC_EXIT_TROUBLE;
 
 	if (o->want_top || o->json || o->folded) {
 		const char *arg = o->sample_arg;
@@ -324,7 +309,7 @@ static int output_profile(struct pprof_profile *p, pid_t pid, const char *file,
 		idx = report_sample_index(p, arg);
 		if (idx < 0) {
 			msg_error("invalid --sample-index: %s", msg_last());
-			return 2;
+			return PALLOC_EXIT_TROUBLE;
 		}
 	}
 	if (o->want_top || o->json) {
@@ -332,7 +317,7 @@ static int output_profile(struct pprof_profile *p, pid_t pid, const char *file,
 		if (!r) {
 			msg_error("cannot summarize the profile: %s",
 				  msg_last());
-			return 2;
+			return PALLOC_EXIT_TROUBLE;
 		}
 	}
 	if (o->json) {
@@ -347,18 +332,21 @@ static int output_profile(struct pprof_profile *p, pid_t pid, const char *file,
 		msg_error("cannot write '%s': %s", o->output, msg_last());
 		goto out;
 	}
-	rc = 0;
+	/* A write error on stdout is reported at exit (msg_init). */
+	rc = PALLOC_EXIT_OK;
 	if (j) {
 		if (json_print(stdout, j, JSON_INDENT(2)) < 0)
-			rc = 1;
+			rc = PALLOC_EXIT_TROUBLE;
 	} else if (o->want_top) {
 		if (report_print_top(stdout, r, o->top, false) < 0)
-			rc = 1;
+			rc = PALLOC_EXIT_TROUBLE;
 	}
 	if (o->folded && folded_write(stdout, p, idx) < 0)
-		rc = 1;
-	if (rc == 1)
-		msg_error("write error: %s", msg_last());
+		rc = PALLOC_EXIT_TROUBLE;
+	if (rc && ferror(stdout))
+		msg_stdout_failed(errno);
+	else if (rc)
+		msg_error("%s", msg_last());
 out:
 	json_decref(j);
 	report_free(r);
@@ -399,7 +387,7 @@ static int dump_pid(pid_t pid, const struct opts *o)
 	if (!p) {
 		msg_error("cannot reach agent of process '%d': %s", (int)pid,
 			  msg_last());
-		return 2;
+		return PALLOC_EXIT_TROUBLE;
 	}
 	if (!o->no_symbolize) {
 		char root[64];
@@ -420,13 +408,53 @@ static int dump_file(const char *path, const struct opts *o)
 	if (!p) {
 		/* "cannot read profile 'PATH': why": the path is named once */
 		msg_error("%s", msg_last());
-		return 2;
+		return PALLOC_EXIT_TROUBLE;
 	}
 	if (o->symbolize && !o->no_symbolize)
 		symbolize(p, o->root ? o->root : "");
 	rc = output_profile(p, 0, path, o);
 	pprof_free(p);
 	return rc;
+}
+
+/*
+ * --serve: serve PIDS (N == 0: every agent of this user) until SIGINT,
+ * SIGTERM or SIGHUP, saying "serving URL" on stderr once listening.
+ * Returns the exit code.
+ */
+static int serve_until_signal(const char *addr, const pid_t *pids, size_t n,
+			      const struct opts *o)
+{
+	struct serve_config cfg = {
+		.pids = pids,
+		.n_pids = n,
+		.symbolize = !o->no_symbolize,
+		.timeout_ms = o->timeout_ms,
+		.access = o->access,
+		.warn = cli_warn_line,
+	};
+	struct serve *s;
+	sigset_t set, old;
+	int sig;
+
+	/* Block before the server's threads exist, so sigwait gets them. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	s = serve_start_config(addr, &cfg);
+	if (!s) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		msg_error("cannot serve on '%s': %s", addr, msg_last());
+		return PALLOC_EXIT_TROUBLE;
+	}
+	fprintf(stderr, "%s: serving %s/\n", msg_prog(), serve_url(s));
+	fflush(stderr);
+	sigwait(&set, &sig);
+	serve_stop(s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return PALLOC_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -480,10 +508,10 @@ int main(int argc, char **argv)
 		case 's':
 			if (num_parse_u64(optarg, false, &o.seconds) < 0 ||
 			    o.seconds == 0 || o.seconds > 3600)
-				msg_usage(2,
-					  "invalid --seconds '%s': want 1 "
-					  "to 3600",
-					  optarg);
+				msg_usage(
+					PALLOC_EXIT_TROUBLE,
+					"invalid --seconds '%s': want 1 to 3600",
+					optarg);
 			break;
 		case OPT_STATS:
 			o.stats = true;
@@ -497,12 +525,10 @@ int main(int argc, char **argv)
 			 * all-digit word is the count when an operand
 			 * follows it. */
 			if (!optarg && optind < argc &&
-			    all_digits(argv[optind]) &&
+			    cli_digits(argv[optind]) &&
 			    other_operand(argc, argv, optind))
 				optarg = argv[optind++];
-			if (optarg && num_parse_u64(optarg, false, &o.top) < 0)
-				msg_usage(2, "invalid --top '%s': %s", optarg,
-					  msg_last());
+			cli_top(argc, argv, optarg, false, UINT64_MAX, &o.top);
 			break;
 		case 'f':
 			o.folded = true;
@@ -530,7 +556,8 @@ int main(int argc, char **argv)
 			break;
 		case OPT_ALLOW_USERS:
 			if (serve_parse_access(optarg, &o.access) < 0)
-				msg_usage(2, "invalid --allow-users '%s': %s",
+				msg_usage(PALLOC_EXIT_TROUBLE,
+					  "invalid --allow-users '%s': %s",
 					  optarg, msg_last());
 			o.allow = optarg;
 			break;
@@ -540,45 +567,40 @@ int main(int argc, char **argv)
 	}
 
 	if (o.allow && !o.serve_addr)
-		msg_usage(2, "--allow-users needs --serve");
+		msg_usage(PALLOC_EXIT_TROUBLE, "--allow-users needs --serve");
 	if (o.serve_addr) {
 		pid_t *pids = NULL;
 		int n = argc - optind, rc;
 
 		if (o.output || o.want_top || o.folded || o.json || o.stats)
-			msg_usage(2, "--serve takes only pids");
+			msg_usage(PALLOC_EXIT_TROUBLE,
+				  "--serve takes only pids");
 		if (serve_check_addr(o.serve_addr, &o.access) < 0)
-			msg_usage(2, "cannot serve on '%s': %s", o.serve_addr,
+			msg_usage(PALLOC_EXIT_TROUBLE,
+				  "cannot serve on '%s': %s", o.serve_addr,
 				  msg_last());
 		pids = calloc((size_t)n + 1, sizeof(*pids));
 		if (!pids) {
 			msg_error("out of memory");
-			return 2;
+			return PALLOC_EXIT_TROUBLE;
 		}
 		for (int i = 0; i < n; i++)
-			if (cli_parse_pid(argv[optind + i], &pids[i]) < 0)
-				msg_usage(2, "invalid pid '%s'",
-					  argv[optind + i]);
-		rc = serve_run(o.serve_addr, pids, (size_t)n, o.timeout_ms,
-			       !o.no_symbolize, &o.access);
+			pids[i] = cli_pid(argv[optind + i]);
+		rc = serve_until_signal(o.serve_addr, pids, (size_t)n, &o);
 		free(pids);
 		return rc;
 	}
 
-	if (argc - optind > 1)
-		msg_usage(2, "too many operands");
-	if (argc - optind == 1)
-		operand = argv[optind];
-	if (pid_arg && operand)
-		msg_usage(2, "both --pid and an operand");
-	if (pid_arg && cli_parse_pid(pid_arg, &pid) < 0)
-		msg_usage(2, "invalid pid '%s'", pid_arg);
-	if (operand && all_digits(operand)) {
+	operand = cli_pid_operand(argc, argv, pid_arg);
+	if (operand == pid_arg) {
+		operand = NULL;
+		if (pid_arg)
+			pid = cli_pid(pid_arg);
+	} else if (cli_digits(operand)) {
 		struct stat st;
 
 		/* A number names a process unless only a file has it. */
-		if (cli_parse_pid(operand, &pid) < 0)
-			msg_usage(2, "invalid pid '%s'", operand);
+		pid = cli_pid(operand);
 		if (kill(pid, 0) < 0 && errno == ESRCH &&
 		    stat(operand, &st) == 0)
 			pid = 0;
@@ -587,19 +609,24 @@ int main(int argc, char **argv)
 	}
 	views = o.want_top + o.folded + o.json;
 	if (views > 1)
-		msg_usage(2, "--top, --folded and --json are exclusive");
+		msg_usage(PALLOC_EXIT_TROUBLE,
+			  "--top, --folded and --json are exclusive");
 	if (o.output && strcmp(o.output, "-") == 0 && views)
-		msg_usage(2, "-o - and a text view both write to stdout");
+		msg_usage(PALLOC_EXIT_TROUBLE,
+			  "-o - and a text view both write to stdout");
 	if (!pid && !operand) {
 		if (o.allocs || o.seconds || o.stats || o.output ||
 		    o.want_top || o.folded || o.symbolize)
-			msg_usage(2, "missing pid or file operand");
+			msg_usage(PALLOC_EXIT_TROUBLE,
+				  "missing pid or file operand");
 		return list_agents(&o);
 	}
 	if (operand && (o.allocs || o.seconds || o.stats))
-		msg_usage(2, "--allocs, --seconds and --stats need a pid");
+		msg_usage(PALLOC_EXIT_TROUBLE,
+			  "--allocs, --seconds and --stats need a pid");
 	if (o.symbolize && o.no_symbolize)
-		msg_usage(2, "--symbolize and --no-symbolize are exclusive");
+		msg_usage(PALLOC_EXIT_TROUBLE,
+			  "--symbolize and --no-symbolize are exclusive");
 	if (!o.output && !views && !o.stats) {
 		/* On a terminal a table; into a pipe the profile itself. */
 		if (pid && !isatty(STDOUT_FILENO))

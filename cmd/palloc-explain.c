@@ -24,21 +24,17 @@ static PALLOC_NORETURN void usage(void)
 	      "\n"
 	      "Options:\n"
 	      " -p, --pid <pid>          explain this process\n"
-	      " -C, --cgroup             the cgroup of <pid> (or of the "
-	      "caller)\n"
-	      " -n, --top <n>            allocation sites listed (default 5; "
-	      "0: none)\n"
+	      " -C, --cgroup             the cgroup of <pid> (or of the caller)\n"
+	      " -t, --top[=<n>]          allocation sites listed (default 5; 0: none)\n"
 	      "     --no-agent           do not ask the process's agent\n"
-	      "     --timeout <seconds>  wait at most this long for each read "
-	      "from\n"
+	      "     --timeout <seconds>  wait at most this long for each read from\n"
 	      "                            the agent (default 10)\n"
-	      "     --json               print JSON\n"
+	      " -j, --json               print JSON\n"
 	      "     --prom               print Prometheus text format\n"
 	      " -w, --watch <seconds>    a JSON line every SECONDS\n"
 	      " -c, --count <n>          with --watch: stop after N samples\n"
 	      "     --sysroot <dir>      read DIR/proc and DIR/sys instead\n"
-	      " -o, --output <file>      write to FILE ('-': standard "
-	      "output)\n",
+	      " -o, --output <file>      write to FILE ('-': standard output)\n",
 	      stdout);
 	cli_usage_end(26, NULL);
 }
@@ -64,26 +60,26 @@ static int run_once(void *ctx, bool first, FILE *fp)
 
 	if (!doc) {
 		if (!first && (errno == ENOENT || errno == ESRCH))
-			return 1;
+			return CLI_GONE;
 		msg_error("%s", msg_last());
-		return 2;
+		return PALLOC_EXIT_TROUBLE;
 	}
+	/* A write error is reported by cli_output or at exit. */
 	if (o->d.json || o->d.watch_ns) {
 		if (json_print(fp, doc,
 			       o->d.watch_ns ? JSON_COMPACT : JSON_INDENT(2)) <
-		    0) {
-			if (errno != EPIPE)
-				msg_error("%s", msg_last());
-			rc = 2;
+			    0 &&
+		    !ferror(fp)) {
+			msg_error("%s", msg_last());
+			rc = PALLOC_EXIT_TROUBLE;
 		}
 	} else if (o->d.prom) {
-		if (explain_prom(fp, doc) < 0) {
+		if (explain_prom(fp, doc) < 0 && !ferror(fp)) {
 			msg_error("%s", msg_last());
-			rc = 2;
+			rc = PALLOC_EXIT_TROUBLE;
 		}
-	} else if (explain_print_table(fp, doc) < 0 && errno != EPIPE) {
-		msg_error("write error: %s", strerror(errno));
-		rc = 2;
+	} else if (explain_print_table(fp, doc) < 0 && fp == stdout) {
+		msg_stdout_failed(errno); /* stdio forgets why */
 	}
 	json_decref(doc);
 	return rc;
@@ -95,7 +91,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"cgroup", no_argument, NULL, 'C'},
-		{"top", required_argument, NULL, 'n'},
+		{"top", optional_argument, NULL, 't'},
 		{"no-agent", no_argument, NULL, OPT_NO_AGENT},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		CLI_DATA_LONGOPTS,
@@ -104,26 +100,25 @@ int main(int argc, char **argv)
 	struct opts o = {
 		.e = {.timeout_ms = ALLOCINFO_TIMEOUT_MS, .top = 5},
 	};
-	uint64_t top;
+	uint64_t top = 5;
 	int c;
 
 	msg_init(argv[0]);
 	cli_data_init(&o.d);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:Cn:w:c:o:hV", longopts,
-				NULL)) != -1) {
+	/* -n <n>: --top's older spelling, kept for scripts. */
+	while ((c = getopt_long(argc, argv, ":p:Ct::n:" CLI_DATA_SHORTOPTS "hV",
+				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (cli_parse_pid(optarg, &o.pid) < 0)
-				msg_usage(2, "invalid PID '%s'", optarg);
+			o.pid = cli_pid(optarg);
 			break;
 		case 'C':
 			o.cgroup = true;
 			break;
+		case 't':
 		case 'n':
-			if (num_parse_u64(optarg, false, &top) < 0 ||
-			    top > 1000)
-				msg_usage(2, "invalid --top '%s'", optarg);
+			cli_top(argc, argv, optarg, true, 1000, &top);
 			o.e.top = (size_t)top;
 			break;
 		case OPT_NO_AGENT:

@@ -17,40 +17,28 @@
 
 static PALLOC_NORETURN void usage(void)
 {
-	printf("Usage:\n"
-	       " %s [options] [<pid>]\n"
-	       "\n"
-	       "Show the allocator's state (glibc, jemalloc, mimalloc, "
-	       "tcmalloc) of a\n"
-	       "process running the palloc agent; without <pid>, list those "
-	       "processes\n"
-	       "with their allocator.\n"
-	       "\n"
-	       "Options:\n"
-	       " -p, --pid <pid>             the process\n"
-	       " -j, --json                  print JSON\n"
-	       "     --prom                  print Prometheus text format\n"
-	       " -w, --watch <seconds>       repeat every <seconds>, one JSON "
-	       "object per\n"
-	       "                               line\n"
-	       " -o, --output <file>         write to <file> instead of "
-	       "stdout\n"
-	       "     --timeout <seconds>     wait at most this long in all "
-	       "for\n"
-	       "                               the agent (default 10)\n"
-	       "\n"
-	       " -h, --help                  display this help\n"
-	       " -V, --version               display version\n"
-	       "\n"
-	       "For more details see palloc-mallinfo(1).\n",
-	       msg_prog());
-	exit(0);
+	fputs("Usage:\n"
+	      " palloc-mallinfo [options] [<pid>]\n"
+	      "\n"
+	      "Show the allocator's state (glibc, jemalloc, mimalloc, tcmalloc) of a\n"
+	      "process running the palloc agent; without <pid>, list those processes\n"
+	      "with their allocator.\n"
+	      "\n"
+	      "Options:\n"
+	      " -p, --pid <pid>          the process\n"
+	      " -j, --json               print JSON\n"
+	      "     --prom               print Prometheus text format\n"
+	      " -w, --watch <seconds>    a JSON line every SECONDS\n"
+	      " -c, --count <n>          with --watch: stop after N samples\n"
+	      " -o, --output <file>      write to FILE ('-': standard output)\n"
+	      "     --timeout <seconds>  wait at most this long in all for the agent\n"
+	      "                            (default 10)\n",
+	      stdout);
+	cli_usage_end(26, NULL);
 }
 
 struct opts {
-	bool json, prom;
-	uint64_t watch_ns;
-	const char *output;
+	struct cli_data d;
 	int timeout_ms;
 	pid_t pid;
 };
@@ -180,12 +168,12 @@ static int list_agents(const struct opts *o)
 
 	if (allocinfo_list(&a, &n, o->timeout_ms, list_warn, NULL) < 0) {
 		msg_error_last("cannot list agents");
-		return 2;
+		return PALLOC_EXIT_TROUBLE;
 	}
 	top = json_top_new("palloc-mallinfo-list");
 	arr = json_array();
 	json_set(top, "processes", arr);
-	if (!o->json)
+	if (!o->d.json)
 		printf("%8s  %-20s %-10s %16s\n", "PID", "PROGRAM", "ALLOCATOR",
 		       "ALLOCATED_BYTES");
 	for (size_t i = 0; i < n; i++) {
@@ -204,7 +192,7 @@ static int list_agents(const struct opts *o)
 		json_set(e, "allocated_bytes",
 			 json_i64_or_null(bytes >= 0, bytes));
 		json_push(arr, e);
-		if (o->json)
+		if (o->d.json)
 			continue;
 		/* the agent's words: any bytes its process chose */
 		msg_escape(prog ? prog : "?", eprog, sizeof(eprog));
@@ -216,10 +204,12 @@ static int list_agents(const struct opts *o)
 			printf("%8d  %-20s %-10s %16s\n", (int)a[i].pid, eprog,
 			       ealloc, "-");
 	}
-	if (o->json &&
-	    (json_failed() || json_print(stdout, top, JSON_INDENT(2)) < 0)) {
+	/* A write error is reported at exit (msg_init). */
+	if (o->d.json &&
+	    (json_failed() || json_print(stdout, top, JSON_INDENT(2)) < 0) &&
+	    !ferror(stdout)) {
 		msg_error_last("cannot print the list");
-		rc = 2;
+		rc = PALLOC_EXIT_TROUBLE;
 	}
 	json_decref(top);
 	allocinfo_agents_free(a, n);
@@ -228,7 +218,9 @@ static int list_agents(const struct opts *o)
 
 /*
  * One report of the process of CTX (struct opts) into FP, a cli_sample_fn.
- * Returns 0, or after printing why 2 (no agent) or 1 (a write error).
+ * Returns 0, 1 when the process ended (not FIRST: --watch is over), or 2
+ * after printing why (no agent). A write error is cli_output's and
+ * cli_watch's to report.
  */
 static int report_once(void *ctx, bool first, FILE *fp)
 {
@@ -236,16 +228,14 @@ static int report_once(void *ctx, bool first, FILE *fp)
 	pid_t pid = o->pid;
 	json_t *j = allocinfo_get_json(pid, "/debug/palloc/mallinfo",
 				       o->timeout_ms);
-	int rc = 0;
-
-	(void)first; /* every report is whole */
-
 	if (!j) {
+		if (!first && kill(pid, 0) < 0 && errno == ESRCH)
+			return CLI_GONE;
 		msg_error("cannot reach agent of process '%d': %s", (int)pid,
 			  msg_last());
-		return 2;
+		return PALLOC_EXIT_TROUBLE;
 	}
-	if (o->prom) {
+	if (o->d.prom) {
 		struct allocinfo_proc v = {.pid = pid, .mallinfo = j};
 
 		v.stats = allocinfo_get_json(pid, "/debug/palloc/stats",
@@ -253,101 +243,63 @@ static int report_once(void *ctx, bool first, FILE *fp)
 		v.program = json_string_value(json_object_get(j, "program"));
 		if (!v.program)
 			v.program = "";
-		if (allocinfo_prom(fp, &v, 1) < 0)
-			rc = 1;
+		allocinfo_prom(fp, &v, 1);
 		json_decref(v.stats);
-	} else if (o->json || o->watch_ns) {
-		if (json_print(fp, j, o->watch_ns ? 0 : JSON_INDENT(2)) < 0)
-			rc = 1;
+	} else if (o->d.json || o->d.watch_ns) {
+		json_print(fp, j, o->d.watch_ns ? 0 : JSON_INDENT(2));
 	} else {
 		print_table(fp, j);
 	}
 	json_decref(j);
-	if (rc)
-		msg_error("write error: %s", strerror(errno));
-	return rc;
+	return PALLOC_EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
-	enum { OPT_PROM = CHAR_MAX + 1, OPT_TIMEOUT };
+	enum { OPT_TIMEOUT = CLI_OPT_NEXT };
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
-		{"json", no_argument, NULL, 'j'},
-		{"prom", no_argument, NULL, OPT_PROM},
-		{"watch", required_argument, NULL, 'w'},
-		{"output", required_argument, NULL, 'o'},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		CLI_DATA_LONGOPTS,
 		CLI_END_LONGOPTS,
 	};
 	struct opts o = {.timeout_ms = ALLOCINFO_TIMEOUT_MS};
 	const char *pid_arg = NULL;
-	int c, rc;
+	int c;
 
 	msg_init(argv[0]);
+	cli_data_init(&o.d);
 	signal(SIGPIPE, SIG_IGN);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:jw:o:hV", longopts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, ":p:" CLI_DATA_SHORTOPTS "hV",
+				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			pid_arg = optarg;
-			break;
-		case 'j':
-			o.json = true;
-			break;
-		case OPT_PROM:
-			o.prom = true;
-			break;
-		case 'w':
-			if (num_parse_seconds(optarg, &o.watch_ns) < 0 ||
-			    o.watch_ns == 0)
-				msg_usage(2, "invalid --watch '%s'", optarg);
-			break;
-		case 'o':
-			o.output = optarg;
 			break;
 		case OPT_TIMEOUT:
 			o.timeout_ms = cli_parse_timeout(optarg);
 			break;
 		default:
-			cli_default_option(c, argv, longopts, usage);
+			if (!cli_data_opt(&o.d, c, optarg))
+				cli_default_option(c, argv, longopts, usage);
 		}
 	}
-	if (argc - optind > 1)
-		msg_usage(2, "too many operands");
-	if (argc - optind == 1) {
-		if (pid_arg)
-			msg_usage(2, "both --pid and an operand");
-		pid_arg = argv[optind];
-	}
-	if (pid_arg && cli_parse_pid(pid_arg, &o.pid) < 0)
-		msg_usage(2, "invalid pid '%s'", pid_arg);
-	if (o.json && o.prom)
-		msg_usage(2, "--json and --prom exclude each other");
-	if (o.watch_ns && (o.prom || o.output))
-		msg_usage(2, "--watch writes JSON lines to stdout only");
+	pid_arg = cli_pid_operand(argc, argv, pid_arg);
+	if (pid_arg)
+		o.pid = cli_pid(pid_arg);
+	cli_data_check(&o.d);
+	/* Everything comes from the agent: there is no tree to read. */
+	if (o.d.root[0])
+		msg_usage(
+			PALLOC_EXIT_TROUBLE,
+			"--sysroot: palloc-mallinfo asks the agent, it reads no /proc");
 	if (!o.pid) {
-		if (o.prom || o.watch_ns || o.output)
-			msg_usage(2, "missing pid operand");
+		if (o.d.prom || o.d.watch_ns || o.d.output)
+			msg_usage(PALLOC_EXIT_TROUBLE, "missing pid operand");
 		return list_agents(&o);
 	}
-	if (o.watch_ns) {
-		for (;;) {
-			struct timespec ts = {
-				.tv_sec = (time_t)(o.watch_ns / 1000000000),
-				.tv_nsec = (long)(o.watch_ns % 1000000000),
-			};
-
-			rc = report_once(&o, false, stdout);
-			if (rc)
-				return rc;
-			if (fflush(stdout) != 0)
-				return 1;
-			nanosleep(&ts, NULL);
-		}
-	}
-	if (!o.output)
-		return report_once(&o, true, stdout);
-	return cli_output(o.output, report_once, &o);
+	if (o.d.watch_ns)
+		return cli_watch(report_once, &o, o.d.watch_ns, o.d.count);
+	return cli_output(o.d.output, report_once, &o);
 }

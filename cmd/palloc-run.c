@@ -27,10 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Exit codes of wrappers like env(1) and timeout(1). */
-#define EXIT_PALLOC 125	    /* palloc-run itself failed or refused */
-#define EXIT_CANNOT_RUN 126 /* the program cannot be executed */
-#define EXIT_NOT_FOUND 127  /* the program was not found */
+/* Exit codes of wrappers like env(1) and timeout(1): exitcode.h. */
+#define EXIT_PALLOC PALLOC_EXIT_RUN_FAILED
+#define EXIT_CANNOT_RUN PALLOC_EXIT_CANNOT_RUN
+#define EXIT_NOT_FOUND PALLOC_EXIT_NOT_FOUND
 
 #define DEFAULT_OUTPUT "palloc.%e.%p.pb.gz"
 /* How long descendants that outlive the program may take to end. */
@@ -284,24 +284,10 @@ static void set_preload(const char *agent)
 	}
 }
 
-/* "12.3 MiB": human units for the one human line palloc-run prints. */
+/* "12.3 MiB": cli_human(), the size format of every command. */
 static const char *human_bytes(int64_t v, char *buf, size_t len)
 {
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
-	double d = (double)v;
-	size_t u = 0;
-
-	if (v < 1024 && v > -1024) {
-		snprintf(buf, len, "%lld B", (long long)v);
-		return buf;
-	}
-	d /= 1024;
-	while ((d >= 1024 || d <= -1024) && u + 1 < ARRAY_SIZE(units)) {
-		d /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%.1f %s", d, units[u]);
-	return buf;
+	return cli_human_signed(buf, len, v);
 }
 
 /* The path as the user would write it: relative to cwd when inside it. */
@@ -1027,6 +1013,7 @@ static struct serve *start_http(const char *addr,
 		.follow_descendants = true,
 		.symbolize = !raw,
 		.access = *access,
+		.warn = cli_warn_line,
 	};
 	struct serve *srv;
 	sigset_t old;

@@ -22,15 +22,13 @@ static PALLOC_NORETURN void usage(void)
 	      "Options:\n"
 	      " -p, --pid <pid>          show this process (may repeat)\n"
 	      " -m, --maps               mappings by kind and file\n"
-	      " -n, --top <n>            with --maps: the N largest mappings"
-	      " (default 10)\n"
-	      "     --json               print JSON\n"
+	      " -t, --top[=<n>]          with --maps: the N largest mappings (default 10)\n"
+	      " -j, --json               print JSON\n"
 	      "     --prom               print Prometheus text format\n"
 	      " -w, --watch <seconds>    a JSON line every SECONDS\n"
 	      " -c, --count <n>          with --watch: stop after N samples\n"
 	      "     --sysroot <dir>      read DIR/proc instead of /proc\n"
-	      " -o, --output <file>      write to FILE ('-': standard "
-	      "output)\n",
+	      " -o, --output <file>      write to FILE ('-': standard output)\n",
 	      stdout);
 	cli_usage_end(26, NULL);
 }
@@ -314,7 +312,7 @@ static json_t *build_json(const struct opts *o, const struct proc *v, size_t n,
  * the peak RSS from status. */
 static void print_rollup(FILE *fp, const struct proc *p)
 {
-	char a[16];
+	char a[CLI_HUMAN_MAX];
 	size_t f, col = 0;
 
 	fprintf(fp, "\nPID %d (%s) from %s:\n", (int)p->pid, p->comm,
@@ -322,7 +320,7 @@ static void print_rollup(FILE *fp, const struct proc *p)
 	for (f = 0; f < PROCFS_NFIELDS; f++) {
 		if (!procfs_has(&p->u, f))
 			continue;
-		fprintf(fp, "  %-15s%8s", procfs_field_kernel_name(f),
+		fprintf(fp, "  %-15s%10s", procfs_field_kernel_name(f),
 			cli_human(a, sizeof(a), p->u.v[f]));
 		if (++col == 3) {
 			fputc('\n', fp);
@@ -332,22 +330,23 @@ static void print_rollup(FILE *fp, const struct proc *p)
 	if (col)
 		fputc('\n', fp);
 	if (p->st.have & (1u << PROCFS_ST_VM_HWM))
-		fprintf(fp, "  %-15s%8s\n", "VmHWM (peak)",
+		fprintf(fp, "  %-15s%10s\n", "VmHWM (peak)",
 			cli_human(a, sizeof(a), p->st.v[PROCFS_ST_VM_HWM]));
 }
 
 static void print_table(FILE *fp, const struct opts *o, const struct proc *v,
 			size_t n)
 {
-	char a[16], b[16], c[16], d[16];
+	char a[CLI_HUMAN_MAX], b[CLI_HUMAN_MAX], c[CLI_HUMAN_MAX],
+		d[CLI_HUMAN_MAX];
 	size_t i, j;
 
-	fprintf(fp, "%8s %9s %9s %9s %9s %s\n", "PID", "USS", "PSS", "RSS",
+	fprintf(fp, "%8s %10s %10s %10s %10s %s\n", "PID", "USS", "PSS", "RSS",
 		"SWAP", "COMMAND");
 	for (i = 0; i < n; i++) {
 		const struct proc *p = &v[i];
 
-		fprintf(fp, "%8d %9s %9s %9s %9s %s\n", (int)p->pid,
+		fprintf(fp, "%8d %10s %10s %10s %10s %s\n", (int)p->pid,
 			cli_human(a, sizeof(a), procfs_uss(&p->u)),
 			cli_human(b, sizeof(b), p->u.v[PROCFS_PSS]),
 			cli_human(c, sizeof(c), p->u.v[PROCFS_RSS]),
@@ -365,12 +364,12 @@ static void print_table(FILE *fp, const struct opts *o, const struct proc *v,
 
 		fprintf(fp, "\nPID %d (%s) by kind and file:\n", (int)p->pid,
 			p->comm);
-		fprintf(fp, "%-8s %6s %9s %9s %9s %9s %s\n", "KIND", "MAPS",
+		fprintf(fp, "%-8s %6s %10s %10s %10s %10s %s\n", "KIND", "MAPS",
 			"SIZE", "RSS", "PSS", "SWAP", "PATH");
 		for (j = 0; j < p->ngroups; j++) {
 			const struct mapping_group *g = &p->groups[j];
 
-			fprintf(fp, "%-8s %6llu %9s %9s %9s %9s %s\n",
+			fprintf(fp, "%-8s %6llu %10s %10s %10s %10s %s\n",
 				procfs_kind_name(g->kind),
 				(unsigned long long)g->count,
 				cli_human(a, sizeof(a), g->size),
@@ -384,7 +383,7 @@ static void print_table(FILE *fp, const struct opts *o, const struct proc *v,
 			continue;
 		fprintf(fp, "\nPID %d (%s) largest mappings:\n", (int)p->pid,
 			p->comm);
-		fprintf(fp, "%-33s %-4s %-8s %9s %9s %9s %s\n", "ADDRESS",
+		fprintf(fp, "%-33s %-4s %-8s %10s %10s %10s %s\n", "ADDRESS",
 			"PERM", "KIND", "RSS", "PSS", "SWAP", "PATH");
 		for (j = 0; j < nm; j++) {
 			char range[40];
@@ -392,8 +391,9 @@ static void print_table(FILE *fp, const struct opts *o, const struct proc *v,
 			snprintf(range, sizeof(range), "%llx-%llx",
 				 (unsigned long long)m[j]->start,
 				 (unsigned long long)m[j]->end);
-			fprintf(fp, "%-33s %-4s %-8s %9s %9s %9s %s\n", range,
-				m[j]->perms, procfs_kind_name(m[j]->kind),
+			fprintf(fp, "%-33s %-4s %-8s %10s %10s %10s %s\n",
+				range, m[j]->perms,
+				procfs_kind_name(m[j]->kind),
 				cli_human(a, sizeof(a),
 					  m[j]->usage.v[PROCFS_RSS]),
 				cli_human(b, sizeof(b),
@@ -436,8 +436,7 @@ static int print_prom(FILE *fp, const struct opts *o, const struct proc *v,
 		snprintf(metric, sizeof(metric), "smaps_group_%s_bytes", nm[f]);
 		prom_name(name, sizeof(name), metric);
 		snprintf(metric, sizeof(metric),
-			 "%s of the mappings of one "
-			 "kind (and path), bytes.",
+			 "%s of the mappings of one kind (and path), bytes.",
 			 procfs_field_kernel_name(fld[f]));
 		if (prom_family(fp, name, PROM_GAUGE, metric) < 0)
 			return -1;
@@ -481,13 +480,13 @@ static int run_once(void *ctx, bool first, FILE *fp)
 	if (listing) {
 		if (read_all(o, &v, &n, &denied) < 0) {
 			msg_error("%s", msg_last());
-			return 2;
+			return PALLOC_EXIT_TROUBLE;
 		}
 	} else {
 		v = calloc(*npids ? *npids : 1, sizeof(*v));
 		if (!v) {
 			msg_error("out of memory");
-			return 2;
+			return PALLOC_EXIT_TROUBLE;
 		}
 		for (i = 0; i < *npids; i++) {
 			if (read_proc(o, pids[i], &v[n]) == 0) {
@@ -499,12 +498,12 @@ static int run_once(void *ctx, bool first, FILE *fp)
 			if (!first && (errno == ENOENT || errno == ESRCH))
 				continue;
 			msg_error("%s", msg_last());
-			rc = 2;
+			rc = PALLOC_EXIT_TROUBLE;
 			goto out;
 		}
 		*npids = keep;
 		if (n == 0) {
-			rc = 1;
+			rc = CLI_GONE;
 			goto out;
 		}
 	}
@@ -513,20 +512,23 @@ static int run_once(void *ctx, bool first, FILE *fp)
 
 		if (!top) {
 			msg_error("%s", msg_last());
-			rc = 2;
+			rc = PALLOC_EXIT_TROUBLE;
 			goto out;
 		}
+		/* A write error is reported by cli_output or at exit. */
 		if (json_print(fp, top,
 			       o->d.watch_ns ? JSON_COMPACT : JSON_INDENT(2)) <
-		    0) {
-			if (errno != EPIPE)
-				msg_error("%s", msg_last());
-			rc = 2;
+			    0 &&
+		    !ferror(fp)) {
+			msg_error("%s", msg_last());
+			rc = PALLOC_EXIT_TROUBLE;
 		}
 		json_decref(top);
 	} else if (o->d.prom) {
-		if (print_prom(fp, o, v, n) < 0)
-			rc = 2;
+		if (print_prom(fp, o, v, n) < 0 && !ferror(fp)) {
+			msg_error("%s", msg_last());
+			rc = PALLOC_EXIT_TROUBLE;
+		}
 	} else {
 		print_table(fp, o, v, n);
 	}
@@ -542,7 +544,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"maps", no_argument, NULL, 'm'},
-		{"top", required_argument, NULL, 'n'},
+		{"top", optional_argument, NULL, 't'},
 		CLI_DATA_LONGOPTS,
 		CLI_END_LONGOPTS,
 	};
@@ -557,24 +559,22 @@ int main(int argc, char **argv)
 	pids = calloc((size_t)argc + 1, sizeof(*pids));
 	if (!pids) {
 		msg_error("out of memory");
-		return 2;
+		return PALLOC_EXIT_TROUBLE;
 	}
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:mn:w:c:o:hV", longopts,
-				NULL)) != -1) {
+	/* -n <n>: --top's older spelling, kept for scripts. */
+	while ((c = getopt_long(argc, argv, ":p:mt::n:" CLI_DATA_SHORTOPTS "hV",
+				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (cli_parse_pid(optarg, &pids[npids]) < 0)
-				msg_usage(2, "invalid PID '%s'", optarg);
-			npids++;
+			pids[npids++] = cli_pid(optarg);
 			break;
 		case 'm':
 			o.maps = true;
 			break;
+		case 't':
 		case 'n':
-			if (num_parse_u64(optarg, false, &o.top) < 0)
-				msg_usage(2, "invalid --top '%s': %s", optarg,
-					  msg_last());
+			cli_top(argc, argv, optarg, true, UINT64_MAX, &o.top);
 			have_top = true;
 			break;
 		default:
@@ -582,14 +582,11 @@ int main(int argc, char **argv)
 				cli_default_option(c, argv, longopts, usage);
 		}
 	}
-	for (; optind < argc; optind++) {
-		if (cli_parse_pid(argv[optind], &pids[npids]) < 0)
-			msg_usage(2, "invalid PID '%s'", argv[optind]);
-		npids++;
-	}
+	for (; optind < argc; optind++)
+		pids[npids++] = cli_pid(argv[optind]);
 	cli_data_check(&o.d);
 	if (have_top && !o.maps)
-		msg_usage(2, "--top needs --maps");
+		msg_usage(PALLOC_EXIT_TROUBLE, "--top needs --maps");
 
 	o.listing = npids == 0;
 	o.pids = pids;

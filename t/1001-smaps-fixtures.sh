@@ -30,27 +30,27 @@ check "listing sorted by PSS: 100 then 200" jqe \
 	'[.processes[].pid] == [100, 200] and .denied_count == 0' all.json
 palloc-smaps --sysroot "$F/sysroot-cgroup2" >table
 cat >want <<'EOT'
-     PID       USS       PSS       RSS      SWAP COMMAND
-     100      3.0M      3.4M      4.9M     64.0K /usr/bin/app --serve
-     200    500.0K    800.0K      2.0M         0 /bin/sh
+     PID        USS        PSS        RSS       SWAP COMMAND
+     100    3.0 MiB    3.4 MiB    4.9 MiB   64.0 KiB /usr/bin/app --serve
+     200  500.0 KiB  800.0 KiB    2.0 MiB        0 B /bin/sh
 EOT
 check "table" diff -u want table
 
 palloc-smaps --sysroot "$F/sysroot-cgroup2" 100 >pidtable
 cat >want <<'EOT'
-     PID       USS       PSS       RSS      SWAP COMMAND
-     100      3.0M      3.4M      4.9M     64.0K /usr/bin/app --serve
+     PID        USS        PSS        RSS       SWAP COMMAND
+     100    3.0 MiB    3.4 MiB    4.9 MiB   64.0 KiB /usr/bin/app --serve
 
 PID 100 (app) from smaps_rollup:
-  Rss                4.9M  Pss                3.4M  Pss_Dirty          2.7M
-  Pss_Anon           2.9M  Pss_File         400.0K  Pss_Shmem        100.0K
-  Shared_Clean       1.8M  Shared_Dirty     100.0K  Private_Clean    300.0K
-  Private_Dirty      2.7M  Referenced         4.8M  Anonymous          2.9M
-  KSM                   0  LazyFree              0  AnonHugePages      2.0M
-  ShmemPmdMapped        0  FilePmdMapped         0  Shared_Hugetlb        0
-  Private_Hugetlb       0  Swap              64.0K  SwapPss           64.0K
-  Locked                0
-  VmHWM (peak)       5.9M
+  Rss               4.9 MiB  Pss               3.4 MiB  Pss_Dirty         2.7 MiB
+  Pss_Anon          2.9 MiB  Pss_File        400.0 KiB  Pss_Shmem       100.0 KiB
+  Shared_Clean      1.8 MiB  Shared_Dirty    100.0 KiB  Private_Clean   300.0 KiB
+  Private_Dirty     2.7 MiB  Referenced        4.8 MiB  Anonymous         2.9 MiB
+  KSM                   0 B  LazyFree              0 B  AnonHugePages     2.0 MiB
+  ShmemPmdMapped        0 B  FilePmdMapped         0 B  Shared_Hugetlb        0 B
+  Private_Hugetlb       0 B  Swap             64.0 KiB  SwapPss          64.0 KiB
+  Locked                0 B
+  VmHWM (peak)      5.9 MiB
 EOT
 check "table with a PID: every rollup field and the peak" diff -u want pidtable
 

@@ -50,7 +50,7 @@ check "sampled: the top site is frag" \
 	jqe '.top_sites[0].function == "frag"' sampled.json
 palloc-explain $pid >table.txt
 check "table: a line per part and the unexplained rest" \
-	sh -c 'grep -Eq "^profile +heap_inuse +[0-9.]+[KMG]? +[0-9.]+%" table.txt &&
+	sh -c 'grep -Eq "^profile +heap_inuse +[0-9.]+ (B|KiB|MiB|GiB) +[0-9.]+%" table.txt &&
 	grep -Eq "^ +unexplained " table.txt'
 palloc-explain --prom $pid >explain.prom
 check "--prom: the parts" grep -q \

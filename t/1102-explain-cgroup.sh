@@ -44,8 +44,8 @@ check "palloc-cgroup's v1 fixture: kernel memory unknown (null)" jqe '
 check "palloc-cgroup's v1 fixture: the sum and the rest" adds_up c1.json
 palloc-explain --sysroot "$F/sysroot-explain" /sys/fs/cgroup/app >v2.txt
 check "table: usage, working set, headroom, parts" sh -c '
-	grep -q "usage 94.0M, working set 78.0M, limit 128.0M (headroom 34.0M), high 112.0M (headroom 18.0M)" v2.txt &&
-	grep -Eq "^kernel +anon +64.0M +68.1%" v2.txt && grep -Eq "^ +unexplained +0 " v2.txt'
+	grep -q "usage 94.0 MiB, working set 78.0 MiB, limit 128.0 MiB (headroom 34.0 MiB), high 112.0 MiB (headroom 18.0 MiB)" v2.txt &&
+	grep -Eq "^kernel +anon +64.0 MiB +68.1%" v2.txt && grep -Eq "^ +unexplained +0 B " v2.txt'
 palloc-explain --sysroot "$F/sysroot-explain" --prom /sys/fs/cgroup/app >v2.prom
 check "--prom: labelled by cgroup (its directory)" grep -Eqx \
 	'palloc_explain_part_bytes\{cgroup=".*/sys/fs/cgroup/app",layer="kernel",part="anon"\} 67108864' \

@@ -147,21 +147,37 @@ int msg_fputs_escaped(const char *s, FILE *fp)
 	return 0;
 }
 
+static int stdout_err; /* the first failed write to stdout, if known */
+
+void msg_stdout_failed(int err)
+{
+	if (!stdout_err)
+		stdout_err = err;
+}
+
 /*
- * At exit, stdout must have reached its destination: a write error is
- * exit 1 with a message, except EPIPE (the reader went away on purpose).
+ * At exit, stdout must have reached its destination: a write error is one
+ * message and exit 2, except EPIPE (the reader went away on purpose). The
+ * commands leave the report to this.
  */
 static void close_stdout(void)
 {
 	bool failed = ferror(stdout) != 0;
+	int e = stdout_err;
 
-	if (fflush(stdout) != 0)
+	if (fflush(stdout) != 0) {
 		failed = true;
-	if (fclose(stdout) != 0)
+		e = e ? e : errno;
+	}
+	if (fclose(stdout) != 0) {
 		failed = true;
-	if (failed && errno != EPIPE) {
-		msg_error("write error: %s", strerror(errno));
-		_exit(1);
+		e = e ? e : errno;
+	}
+	if (failed && !e)
+		e = EIO;
+	if (failed && e != EPIPE) {
+		msg_error("write error on standard output: %s", strerror(e));
+		_exit(PALLOC_EXIT_TROUBLE);
 	}
 }
 
@@ -208,7 +224,8 @@ static void vprint(const char *prefix, const char *fmt, va_list ap,
 	va_end(aq);
 	if (n < 0)
 		small[0] = '\0';
-	fflush(stdout);
+	if (fflush(stdout) != 0)
+		msg_stdout_failed(errno); /* for the report at exit */
 	fprintf(stderr, "%s: %s", prog_name, prefix);
 	msg_fputs_escaped(buf, stderr);
 	if (suffix) {

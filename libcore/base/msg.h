@@ -4,6 +4,7 @@
 #define PALLOC_MSG_H
 
 #include "common.h"
+#include "exitcode.h"
 
 /*
  * Library side. Library code never prints and never exits: it returns -1
@@ -43,9 +44,18 @@ int msg_fputs_escaped(const char *s, FILE *fp);
  * HACKING.md "Errors and exit codes".
  */
 
-/* Remember the program name (basename of argv0) for every message, and
- * register the stdout check at exit (a failed write exits 1, EPIPE aside). */
+/*
+ * Remember the program name (basename of argv0) for every message, and
+ * register the stdout check at exit: the one place a failed write to
+ * standard output is reported ("write error on standard output: why"),
+ * exit PALLOC_EXIT_TROUBLE; EPIPE (the reader went away) is not reported.
+ */
 void msg_init(const char *argv0);
+/*
+ * Note that a write to stdout failed with ERR, for the check at exit: stdio
+ * forgets the reason once it drops the buffer it could not write.
+ */
+void msg_stdout_failed(int err);
 /* The name set by msg_init, e.g. "palloc-run". */
 const char *msg_prog(void);
 /* "palloc-X: <fmt>\n" on stderr. */

@@ -20,24 +20,58 @@ int cli_parse_pid(const char *s, pid_t *pid)
 	return 0;
 }
 
+pid_t cli_pid(const char *arg)
+{
+	pid_t pid;
+
+	if (cli_parse_pid(arg, &pid) < 0)
+		msg_usage(PALLOC_EXIT_TROUBLE, "invalid PID '%s'", arg);
+	return pid;
+}
+
+bool cli_digits(const char *s)
+{
+	return s[0] && strspn(s, "0123456789") == strlen(s);
+}
+
+const char *cli_pid_operand(int argc, char **argv, const char *pid_arg)
+{
+	if (optind >= argc)
+		return pid_arg;
+	if (pid_arg)
+		msg_usage(PALLOC_EXIT_TROUBLE,
+			  "--pid and an operand exclude each other");
+	if (argc - optind > 1)
+		msg_usage(PALLOC_EXIT_TROUBLE, "too many operands");
+	return argv[optind++];
+}
+
 bool cli_pid_or_dir(int argc, char **argv, pid_t *pid, const char **dir)
 {
-	const char *arg;
+	static const char given[] = "--pid";
+	const char *arg = cli_pid_operand(argc, argv, *pid ? given : NULL);
 
-	if (optind >= argc)
+	if (!arg || arg == given)
 		return false;
-	arg = argv[optind++];
-	if (*pid)
-		msg_usage(2, "give --pid or an argument, not both");
-	if (arg[0] && strspn(arg, "0123456789") == strlen(arg)) {
-		if (cli_parse_pid(arg, pid) < 0)
-			msg_usage(2, "invalid PID '%s'", arg);
-	} else {
+	if (cli_digits(arg))
+		*pid = cli_pid(arg);
+	else
 		*dir = arg;
-	}
-	if (optind < argc)
-		msg_usage(2, "too many arguments");
 	return *dir == arg;
+}
+
+void cli_top(int argc, char **argv, const char *arg, bool take, uint64_t max,
+	     uint64_t *top)
+{
+	uint64_t v;
+
+	if (!arg && take && optind < argc && cli_digits(argv[optind]))
+		arg = argv[optind++];
+	if (!arg)
+		return;
+	if (num_parse_u64(arg, false, &v) < 0 || v > max)
+		msg_usage(PALLOC_EXIT_TROUBLE, "invalid --top '%s'", arg);
+	*top = v;
 }
 
 int cli_parse_timeout(const char *arg)
@@ -46,7 +80,7 @@ int cli_parse_timeout(const char *arg)
 
 	if (num_parse_seconds(arg, &ns) < 0 || ns == 0 ||
 	    ns / 1000000 > 86400000)
-		msg_usage(2, "invalid --timeout '%s'", arg);
+		msg_usage(PALLOC_EXIT_TROUBLE, "invalid --timeout '%s'", arg);
 	return ns / 1000000 ? (int)(ns / 1000000) : 1;
 }
 
@@ -59,7 +93,7 @@ void cli_data_init(struct cli_data *d)
 bool cli_data_opt(struct cli_data *d, int c, const char *arg)
 {
 	switch (c) {
-	case CLI_OPT_JSON:
+	case 'j':
 		d->json = true;
 		return true;
 	case CLI_OPT_PROM:
@@ -68,16 +102,14 @@ bool cli_data_opt(struct cli_data *d, int c, const char *arg)
 	case 'w':
 		if (num_parse_seconds(arg, &d->watch_ns) < 0 ||
 		    d->watch_ns == 0)
-			msg_usage(2,
-				  "invalid --watch '%s': want seconds "
-				  "above 0",
+			msg_usage(PALLOC_EXIT_TROUBLE,
+				  "invalid --watch '%s': want seconds above 0",
 				  arg);
 		return true;
 	case 'c':
 		if (num_parse_u64(arg, false, &d->count) < 0 || d->count == 0)
-			msg_usage(2,
-				  "invalid --count '%s': want a number "
-				  "above 0",
+			msg_usage(PALLOC_EXIT_TROUBLE,
+				  "invalid --count '%s': want a number above 0",
 				  arg);
 		d->have_count = true;
 		return true;
@@ -95,11 +127,18 @@ bool cli_data_opt(struct cli_data *d, int c, const char *arg)
 void cli_data_check(const struct cli_data *d)
 {
 	if (d->json && d->prom)
-		msg_usage(2, "--json and --prom exclude each other");
+		msg_usage(PALLOC_EXIT_TROUBLE,
+			  "--json and --prom exclude each other");
 	if (d->watch_ns && (d->prom || d->output))
-		msg_usage(2, "--watch prints NDJSON to standard output only");
+		msg_usage(PALLOC_EXIT_TROUBLE,
+			  "--watch prints NDJSON to standard output only");
 	if (d->have_count && !d->watch_ns)
-		msg_usage(2, "--count needs --watch");
+		msg_usage(PALLOC_EXIT_TROUBLE, "--count needs --watch");
+}
+
+void cli_warn_line(const char *line)
+{
+	msg_warn("%s", line);
 }
 
 uint64_t cli_now_ns(void)
@@ -112,19 +151,31 @@ uint64_t cli_now_ns(void)
 
 const char *cli_human(char *buf, size_t size, uint64_t bytes)
 {
-	static const char units[] = "KMGT";
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
 	double x = (double)bytes;
-	int u = -1;
+	size_t u = 0;
 
 	if (bytes < 1024) {
-		snprintf(buf, size, "%llu", (unsigned long long)bytes);
+		snprintf(buf, size, "%llu B", (unsigned long long)bytes);
 		return buf;
 	}
-	while (x >= 1024 && u < 3) {
+	x /= 1024;
+	while (x >= 1024 && u + 1 < ARRAY_SIZE(units)) {
 		x /= 1024;
 		u++;
 	}
-	snprintf(buf, size, "%.1f%c", x, units[u]);
+	snprintf(buf, size, "%.1f %s", x, units[u]);
+	return buf;
+}
+
+const char *cli_human_signed(char *buf, size_t size, int64_t v)
+{
+	char tmp[CLI_HUMAN_MAX];
+
+	/* -(v + 1) + 1: INT64_MIN has no positive twin. */
+	cli_human(tmp, sizeof(tmp),
+		  v < 0 ? (uint64_t) - (v + 1) + 1 : (uint64_t)v);
+	snprintf(buf, size, "%s%s", v < 0 ? "-" : "", tmp);
 	return buf;
 }
 
@@ -138,8 +189,13 @@ int cli_watch(cli_sample_fn *sample, void *ctx, uint64_t interval_ns,
 
 	for (;;) {
 		rc = sample(ctx, done == 0, stdout);
-		if (rc == 1)
-			return 0;
+		if (rc == CLI_GONE)
+			return PALLOC_EXIT_OK;
+		if (fflush(stdout) != 0) {
+			/* Reported at exit (msg_init). */
+			msg_stdout_failed(errno);
+			return PALLOC_EXIT_TROUBLE;
+		}
 		if (rc || ++done == count)
 			return rc;
 		/* EINTR: a signal we do not handle ends us anyway. */
@@ -152,9 +208,11 @@ int cli_output(const char *path, cli_sample_fn *sample, void *ctx)
 	struct outfile out;
 	int rc;
 
+	bool to_stdout = !path || strcmp(path, "-") == 0;
+
 	if (outfile_open(&out, path) < 0) {
 		msg_error("%s", msg_last());
-		return 2;
+		return PALLOC_EXIT_TROUBLE;
 	}
 	rc = sample(ctx, true, out.fp);
 	if (rc) {
@@ -162,10 +220,12 @@ int cli_output(const char *path, cli_sample_fn *sample, void *ctx)
 		return rc;
 	}
 	if (outfile_commit(&out) < 0) {
-		msg_error("%s", msg_last());
-		return 2;
+		/* stdout's write error is reported at exit (msg_init). */
+		if (!to_stdout)
+			msg_error("%s", msg_last());
+		return PALLOC_EXIT_TROUBLE;
 	}
-	return 0;
+	return PALLOC_EXIT_OK;
 }
 
 /*
@@ -219,7 +279,7 @@ void cli_default_option(int c, char **argv, const struct option *longopts,
 		usage();
 	if (c == 'V')
 		msg_version();
-	cli_bad_option(2, c, argv, longopts);
+	cli_bad_option(PALLOC_EXIT_TROUBLE, c, argv, longopts);
 }
 
 void cli_usage_end(int column, const char *notes)
@@ -231,5 +291,5 @@ void cli_usage_end(int column, const char *notes)
 	if (notes)
 		printf("\n%s", notes);
 	printf("\nFor more details see %s(1).\n", msg_prog());
-	exit(0);
+	exit(PALLOC_EXIT_OK);
 }

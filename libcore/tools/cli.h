@@ -4,6 +4,7 @@
 #define PALLOC_CLI_H
 
 #include "common.h"
+#include "exitcode.h"
 
 #include <getopt.h>
 
@@ -16,14 +17,14 @@
 
 /*
  * The options every data command shares (palloc-smaps, palloc-cgroup):
- * --json, --prom, -w/--watch, -c/--count, --sysroot, -o/--output. Put
- * CLI_DATA_LONGOPTS in the getopt_long table and "w:c:o:" in the short
- * ones, hand each option to cli_data_opt(), then call cli_data_check().
+ * -j/--json, --prom, -w/--watch, -c/--count, --sysroot, -o/--output. Put
+ * CLI_DATA_LONGOPTS in the getopt_long table and CLI_DATA_SHORTOPTS in the
+ * short ones, hand each option to cli_data_opt(), then call
+ * cli_data_check().
  * A command's own long-only options are numbered from CLI_OPT_NEXT.
  */
 enum {
-	CLI_OPT_JSON = 0x100, /* above CHAR_MAX: long-only (HACKING.md) */
-	CLI_OPT_PROM,
+	CLI_OPT_PROM = 0x100, /* above CHAR_MAX: long-only (HACKING.md) */
 	CLI_OPT_SYSROOT,
 	CLI_OPT_NEXT,
 };
@@ -31,13 +32,14 @@ enum {
 /* A table, which clang-format would indent as code. */
 /* clang-format off */
 #define CLI_DATA_LONGOPTS                                                      \
-	{ "json", no_argument, NULL, CLI_OPT_JSON },                           \
+	{ "json", no_argument, NULL, 'j' },                                    \
 	{ "prom", no_argument, NULL, CLI_OPT_PROM },                           \
 	{ "watch", required_argument, NULL, 'w' },                             \
 	{ "count", required_argument, NULL, 'c' },                             \
 	{ "sysroot", required_argument, NULL, CLI_OPT_SYSROOT },               \
 	{ "output", required_argument, NULL, 'o' }
 /* clang-format on */
+#define CLI_DATA_SHORTOPTS "jw:c:o:"
 
 /*
  * The end of every command's getopt_long table but palloc-run's: --help
@@ -74,6 +76,28 @@ void cli_data_check(const struct cli_data *d);
 /* Parse a PID: decimal in 1..INT_MAX. Returns 0, or -1 (no message). */
 int cli_parse_pid(const char *s, pid_t *pid);
 
+/* ARG as a PID, or the usage error every command words the same way. */
+pid_t cli_pid(const char *arg);
+
+/* Whether S is a non-empty string of decimal digits. */
+bool cli_digits(const char *s);
+
+/*
+ * The one operand left at argv[optind] (optind moves past it), or PID_ARG
+ * (the value of -p/--pid) when there is none; NULL when neither. Exits
+ * with a usage error when both are given or more than one operand is.
+ */
+const char *cli_pid_operand(int argc, char **argv, const char *pid_arg);
+
+/*
+ * -t, --top[=<n>] of palloc-smaps, -dump, -diff and -explain: ARG (getopt's
+ * optarg, NULL when --top came alone) into *TOP, unless NULL. With TAKE
+ * set and no ARG, a following all-digit word is the count ("--top 5").
+ * Exits with a usage error on a bad count or one above MAX.
+ */
+void cli_top(int argc, char **argv, const char *arg, bool take, uint64_t max,
+	     uint64_t *top);
+
 /*
  * The one operand of palloc-cgroup and palloc-explain, argv[optind] if
  * any: all digits is a PID (into *pid), anything else a cgroup directory
@@ -90,28 +114,41 @@ bool cli_pid_or_dir(int argc, char **argv, pid_t *pid, const char **dir);
  */
 int cli_parse_timeout(const char *arg);
 
+/* "palloc-X: warning: LINE": a warning callback for library code. */
+void cli_warn_line(const char *line);
+
 /* Wall-clock time in nanoseconds since the epoch (CLOCK_REALTIME). */
 uint64_t cli_now_ns(void);
 
 /*
- * A size for people: bytes below 1 KiB, else one decimal and K, M, G or T
- * (powers of 1024), in BUF. Returns BUF. JSON never uses this.
+ * A size for people, the one format every command prints ("512 B",
+ * "1.5 MiB": one decimal and KiB, MiB, GiB, TiB or PiB), in BUF; at most
+ * CLI_HUMAN_MAX bytes with the NUL. Returns BUF. JSON never uses this:
+ * sizes there are integers of bytes. (The --top tables of palloc-dump and
+ * palloc-diff print pprof's own units, as `go tool pprof -top` does.)
  */
+#define CLI_HUMAN_MAX 24
 const char *cli_human(char *buf, size_t size, uint64_t bytes);
+
+/* The same for a signed size ("-1.5 MiB"). */
+const char *cli_human_signed(char *buf, size_t size, int64_t v);
 
 /*
  * A command's sampler: read what CTX names and print it to FP. FIRST is
- * true for the first sample of a run. Returns 0, 1 when what it watches
+ * true for the first sample of a run. Returns 0, CLI_GONE when what it watches
  * is gone (only after the first sample: then nothing is printed), or 2
- * after printing an error.
+ * after printing an error. A failed write to FP is not its business:
+ * cli_watch(), cli_output() and msg_init()'s check at exit report it.
  */
 typedef int cli_sample_fn(void *ctx, bool first, FILE *fp);
+#define CLI_GONE 1 /* a cli_sample_fn's "what it watches is gone" */
 
 /*
  * The --watch loop: SAMPLE(CTX, FIRST, stdout) now and then every
  * INTERVAL_NS until COUNT samples were taken (0: no limit) or SAMPLE
  * returns non-zero; 1 (the watched process or cgroup is gone) is the
- * normal end, exit code 0. Returns the exit code: 0 or 2.
+ * normal end, exit code 0. A failed write to stdout ends it too. Returns
+ * the exit code: PALLOC_EXIT_OK or PALLOC_EXIT_TROUBLE.
  */
 int cli_watch(cli_sample_fn *sample, void *ctx, uint64_t interval_ns,
 	      uint64_t count);
@@ -119,7 +156,8 @@ int cli_watch(cli_sample_fn *sample, void *ctx, uint64_t interval_ns,
 /*
  * One SAMPLE(CTX, true, FP) into PATH (outfile.h: "-" or NULL is stdout; a
  * file appears whole or not at all). Returns the exit code: 0, SAMPLE's
- * when not 0 (the output is dropped), or 2 when PATH cannot be written.
+ * when not 0 (the output is dropped), or 2 when PATH cannot be written
+ * (reported here; for stdout, by the check at exit).
  */
 int cli_output(const char *path, cli_sample_fn *sample, void *ctx);
 

@@ -1014,16 +1014,10 @@ static int64_t jint(const json_t *o, const char *key, bool *have)
 	return *have ? (int64_t)json_integer_value(v) : 0;
 }
 
-/* A signed size for people ("-1.2M"). */
+/* A signed size for people ("-1.2 MiB"), "-" when unknown. */
 static const char *human(char *buf, size_t size, int64_t v, bool have)
 {
-	char tmp[24];
-
-	if (!have)
-		return "-";
-	cli_human(tmp, sizeof(tmp), (uint64_t)(v < 0 ? -v : v));
-	snprintf(buf, size, "%s%s", v < 0 ? "-" : "", tmp);
-	return buf;
+	return have ? cli_human_signed(buf, size, v) : "-";
 }
 
 int explain_print_table(FILE *fp, const json_t *doc)
@@ -1078,8 +1072,8 @@ int explain_print_table(FILE *fp, const json_t *doc)
 				      have));
 		fputc('\n', fp);
 	}
-	fprintf(fp, "%-10s %-24s %9s %7s  %-10s %s\n", "LAYER", "PART", "BYTES",
-		"%", "BASIS", "WHAT");
+	fprintf(fp, "%-10s %-24s %10s %7s  %-10s %s\n", "LAYER", "PART",
+		"BYTES", "%", "BASIS", "WHAT");
 	for (i = 0; i < json_array_size(parts); i++) {
 		const json_t *pt = json_array_get(parts, i);
 
@@ -1089,7 +1083,7 @@ int explain_print_table(FILE *fp, const json_t *doc)
 				 100.0 * (double)v / (double)total);
 		else
 			snprintf(c, sizeof(c), "-");
-		fprintf(fp, "%-10s %-24s %9s %7s  %-10s %s\n",
+		fprintf(fp, "%-10s %-24s %10s %7s  %-10s %s\n",
 			json_string_value(json_object_get(pt, "layer")),
 			json_string_value(json_object_get(pt, "name")),
 			human(a, sizeof(a), v, have), c,
@@ -1097,14 +1091,14 @@ int explain_print_table(FILE *fp, const json_t *doc)
 			json_string_value(json_object_get(pt, "description")));
 		v = jint(pt, "ci95_low_bytes", &have);
 		if (have)
-			fprintf(fp, "%-10s %-24s %9s..%s (95 %% interval)\n",
+			fprintf(fp, "%-10s %-24s %10s..%s (95 %% interval)\n",
 				"", "", human(a, sizeof(a), v, true),
 				human(b, sizeof(b),
 				      jint(pt, "ci95_high_bytes", &have),
 				      true));
 	}
 	v = jint(doc, "unexplained_bytes", &have);
-	fprintf(fp, "%-10s %-24s %9s %6.1f%%\n", "", "unexplained",
+	fprintf(fp, "%-10s %-24s %10s %6.1f%%\n", "", "unexplained",
 		human(a, sizeof(a), v, have),
 		total ? 100.0 * (double)v / (double)total : 0.0);
 	x = json_object_get(doc, "top_sites");
@@ -1113,7 +1107,7 @@ int explain_print_table(FILE *fp, const json_t *doc)
 	for (i = 0; i < json_array_size(x); i++) {
 		const json_t *s = json_array_get(x, i);
 
-		fprintf(fp, "  %9s  %s\n",
+		fprintf(fp, "  %10s  %s\n",
 			human(a, sizeof(a), jint(s, "inuse_bytes", &have),
 			      have),
 			json_string_value(json_object_get(s, "function"))
@@ -1126,7 +1120,7 @@ int explain_print_table(FILE *fp, const json_t *doc)
 		const json_t *s = json_array_get(x, i);
 
 		v = jint(s, "tid", &have);
-		fprintf(fp, "  %s %9s  %s %s\n",
+		fprintf(fp, "  %s %10s  %s %s\n",
 			json_string_value(json_object_get(s, "start")),
 			human(a, sizeof(a), jint(s, "rss_bytes", &have), have),
 			json_is_integer(json_object_get(s, "tid"))

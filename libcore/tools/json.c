@@ -137,8 +137,11 @@ int json_print(FILE *fp, const json_t *value, size_t flags)
 	if (!text)
 		return msg_set("cannot format JSON: out of memory");
 	if (fputs(text, fp) == EOF || fputc('\n', fp) == EOF ||
-	    fflush(fp) == EOF)
+	    fflush(fp) == EOF) {
+		if (fp == stdout)
+			msg_stdout_failed(errno);
 		rc = msg_set_errno(errno, "write error");
+	}
 	free(text);
 	return rc;
 }

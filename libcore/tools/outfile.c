@@ -69,8 +69,11 @@ int outfile_commit(struct outfile *o)
 		return e ? msg_set_errno(e, "write error") : 0;
 	}
 	if (!o->path) {
-		if (fflush(o->fp) != 0 && errno != EPIPE)
-			return msg_set_errno(errno, "write error");
+		/* The reason is kept for the report at exit (msg_init). */
+		if (fflush(o->fp) != 0)
+			msg_stdout_failed(errno);
+		if (ferror(o->fp))
+			return msg_set("write error on standard output");
 		return 0;
 	}
 	if (fflush(o->fp) != 0 || ferror(o->fp) || fsync(fileno(o->fp)) != 0)

@@ -305,13 +305,18 @@ static void log_refusal(struct serve *s, const char *fmt, ...)
 	skipped = s->unlogged;
 	s->unlogged = 0;
 	pthread_mutex_unlock(&s->lock);
+	if (!s->cfg.warn)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (skipped)
-		msg_warn("%s (and %u more refused)", line, skipped);
-	else
-		msg_warn("%s", line);
+	if (skipped) {
+		size_t n = strlen(line);
+
+		snprintf(line + n, sizeof(line) - n, " (and %u more refused)",
+			 skipped);
+	}
+	s->cfg.warn(line);
 }
 
 /*
@@ -1362,38 +1367,4 @@ void serve_stop(struct serve *s)
 	pthread_mutex_destroy(&s->lock);
 	free(s->pids);
 	free(s);
-}
-
-int serve_run(const char *addr, const pid_t *pids, size_t n, int timeout_ms,
-	      bool symbolize, const struct serve_access *access)
-{
-	struct serve_config cfg = {
-		.pids = pids,
-		.n_pids = n,
-		.symbolize = symbolize,
-		.timeout_ms = timeout_ms,
-		.access = *access,
-	};
-	struct serve *s;
-	sigset_t set, old;
-	int sig;
-
-	/* Block before the server's threads exist, so sigwait gets them. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, &old);
-	s = serve_start_config(addr, &cfg);
-	if (!s) {
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		msg_error("cannot serve on '%s': %s", addr, msg_last());
-		return 2;
-	}
-	fprintf(stderr, "%s: serving %s/\n", msg_prog(), serve_url(s));
-	fflush(stderr);
-	sigwait(&set, &sig);
-	serve_stop(s);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return 0;
 }

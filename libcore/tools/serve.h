@@ -91,6 +91,9 @@ struct serve_config {
 				     * turns it off per request) */
 	int timeout_ms;		    /* per read from an agent; 0: default */
 	struct serve_access access; /* who may read; zeroed: owner, root */
+	/* A refused client, at most one line a second (the command prints
+	 * it: cli_warn_line); NULL: not told. From the server's threads. */
+	void (*warn)(const char *line);
 };
 
 /*
@@ -118,15 +121,5 @@ const char *serve_url(const struct serve *s);
 
 /* Stop the server, waiting for its threads; frees s. NULL is allowed. */
 void serve_stop(struct serve *s);
-
-/*
- * palloc-dump --serve: serve pids (n == 0: every agent of this user) until
- * SIGINT or SIGTERM, printing "serving URL" on stderr once listening;
- * symbolize false serves raw profiles (--no-symbolize); access says who
- * besides this user and root may read.
- * Returns the exit code (0, or 2 after printing why it could not start).
- */
-int serve_run(const char *addr, const pid_t *pids, size_t n, int timeout_ms,
-	      bool symbolize, const struct serve_access *access);
 
 #endif /* PALLOC_SERVE_H */
