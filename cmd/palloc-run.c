@@ -5,7 +5,7 @@
 #include "collect.h"
 #include "deliver.h"
 #include "elfcheck.h"
-#include "msg.h"
+#include "msg_cli.h"
 #include "num.h"
 #include "pprof.h"
 #include "report.h"

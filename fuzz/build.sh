@@ -57,7 +57,8 @@ for t in "$@"; do
 			"$lc/tools/cgroup.c" "$lc/tools/procfs.c" "$lc/tools/json.c" \
 			"$lc/tools/prom.c" "$lc/base/num.c" "$lc/base/msg.c" ;;
 	http_request_fuzz | http_response_fuzz)
-		build "$t" "" "" "$here/$t.c" "$lc/wire/http.c" "$lc/base/msg.c" ;;
+		build "$t" "" "" "$here/$t.c" "$lc/wire/http.c" \
+			"$lc/tools/http_client.c" "$lc/base/msg.c" ;;
 	mallinfo_xml_fuzz)
 		build "$t" jansson -ldl "$here/$t.c" ;;
 	num_fuzz)

@@ -21,8 +21,8 @@
 
 #include "allocinfo.h"
 #include "cgroup.h"
-#include "ctlsock.h"
-#include "msg.h"
+#include "ctlsock_client.h"
+#include "msg_cli.h"
 #include "num.h"
 #include "pprof.h"
 #include "procfs.h"
