@@ -16,9 +16,7 @@
 #include "unwind.h"
 
 #include <fcntl.h>
-#include <gelf.h>
 #include <getopt.h>
-#include <libelf.h>
 #include <limits.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -924,61 +922,15 @@ static void check_output_dir(const char *abs_pattern, const char *shown)
 }
 
 /*
- * Does the ELF file at path define a function named name in table type
- * (SHT_SYMTAB or SHT_DYNSYM)? False when it cannot tell (no such table:
- * a stripped program has no .symtab).
- */
-static bool elf_defines(Elf *elf, Elf64_Word type, const char *name)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type ||
-		    !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *s;
-
-			if (!gelf_getsym(d, (int)i, &sym) ||
-			    sym.st_shndx == SHN_UNDEF ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
-				continue;
-			s = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (s && strcmp(s, name) == 0)
-				return true;
-		}
-	}
-	return false;
-}
-
-/*
- * A program with its own malloc that it does not export (an allocator
- * linked in with hidden visibility) calls it directly: the agent cannot
- * see those allocations, nor tell from inside (it reads only the dynamic
- * symbols; one that exports malloc gets the agent's own warning). The
- * symbol table says so when the program is not stripped.
+ * The agent cannot see the allocations of a program whose own malloc is
+ * hidden (elfcheck.h); one that exports malloc gets the agent's warning.
  */
 static void warn_hidden_malloc(const char *name, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *elf;
-
-	if (fd < 0)
-		return;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_defines(elf, SHT_SYMTAB, "malloc") &&
-	    !elf_defines(elf, SHT_DYNSYM, "malloc"))
+	if (elfcheck_hidden_malloc(path))
 		msg_warn("'%s' has its own malloc, not exported: its own "
 			 "allocations will not be seen",
 			 name);
-	elf_end(elf);
-	close(fd);
 }
 
 /* Refuse with 125 when the loader cannot preload into the program. */
