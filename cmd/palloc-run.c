@@ -7,6 +7,7 @@
 #include "elfcheck.h"
 #include "msg_cli.h"
 #include "num.h"
+#include "pattern.h"
 #include "pprof.h"
 #include "report.h"
 #include "run-oom.h"
@@ -30,7 +31,6 @@
 #define EXIT_CANNOT_RUN 126 /* the program cannot be executed */
 #define EXIT_NOT_FOUND 127  /* the program was not found */
 
-#define DEFAULT_OUTPUT "palloc.%e.%p.pb.gz"
 /* How long descendants that outlive the program may take to end. */
 #define DESCENDANTS_GRACE_MS 3000
 
@@ -78,7 +78,7 @@ static PALLOC_NORETURN void usage(void)
 	       "                              names and uids (default: "
 	       "you and root)\n"
 	       " -q, --quiet                no summary lines\n",
-	       DEFAULT_OUTPUT, UNWIND_MAX_FRAMES);
+	       PATTERN_DEFAULT, UNWIND_MAX_FRAMES);
 	cli_usage_end(28, "Exit status is the program's (128+N if a signal N "
 			  "killed it); 125 if palloc-run\n"
 			  "fails, 126 if the program cannot be run, 127 if it "
@@ -883,18 +883,6 @@ static void wait_descendants(int grace_ms)
 	}
 }
 
-/* The absolute form of pattern (the program may chdir before it writes). */
-static char *absolute_pattern(const char *pattern, const char *cwd)
-{
-	char *abs;
-
-	if (pattern[0] == '/')
-		return strdup(pattern);
-	if (asprintf(&abs, "%s/%s", cwd, pattern) < 0)
-		return NULL;
-	return abs;
-}
-
 /* The directory part of an output pattern must exist and be writable. */
 static void check_output_dir(const char *abs_pattern, const char *shown)
 {
@@ -1173,7 +1161,8 @@ int main(int argc, char **argv)
 	bool quiet = false, have_rate = false, have_depth = false;
 	uint64_t rate = 0, depth = 0, ns;
 	char path[PATH_MAX], cwd[PATH_MAX], num[32];
-	char *agent, *abs_pattern, collect_env[128];
+	char *agent, abs_pattern[PATH_MAX], collect_env[128];
+	const char *why;
 	struct serve *srv = NULL;
 	struct collect *col;
 	int c, err, status, exec_errno = 0;
@@ -1314,10 +1303,14 @@ int main(int argc, char **argv)
 	if (!output)
 		output = getenv("PALLOC_OUTPUT");
 	if (!output || !*output)
-		output = DEFAULT_OUTPUT;
-	abs_pattern = absolute_pattern(output, cwd);
-	if (!abs_pattern) {
-		msg_error("%s", strerror(ENOMEM));
+		output = PATTERN_DEFAULT;
+	/* the agent refuses what pattern_invalid() does */
+	why = "too long";
+	if (pattern_absolute(abs_pattern, sizeof(abs_pattern), output, cwd) ==
+	    0)
+		why = pattern_invalid(abs_pattern);
+	if (why) {
+		msg_error("invalid output pattern '%s': %s", output, why);
 		return EXIT_PALLOC;
 	}
 	check_output_dir(abs_pattern, output);
@@ -1404,7 +1397,6 @@ int main(int argc, char **argv)
 	run_oom_report(&oom, argv[optind], cwd);
 	collect_free(col);
 	free(reaped);
-	free(abs_pattern);
 	free(agent);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);

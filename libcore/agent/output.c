@@ -5,6 +5,7 @@
 #include "deliver.h"
 #include "fmt.h"
 #include "msg.h"
+#include "pattern.h"
 #include "safefile.h"
 
 #include <fcntl.h>
@@ -72,7 +73,7 @@ void agent_output_init(void)
 {
 	const char *c = getenv(DELIVER_ENV);
 
-	deliver_exe_name(exe_name, sizeof(exe_name));
+	pattern_exe_name(exe_name, sizeof(exe_name));
 	collect[0] = '\0';
 	if (c && *c) {
 		if (c[0] == '@' && strlen(c) < sizeof(collect))
@@ -211,7 +212,7 @@ int agent_output_write(const struct pprof_profile *p, long pid,
 		}
 	}
 	if (pattern) {
-		if (deliver_expand(name, sizeof(name), agent_cfg.output, pid,
+		if (pattern_expand(name, sizeof(name), agent_cfg.output, pid,
 				   exe_name, seq, (long long)time(NULL)) < 0) {
 			pprof_free_buffer(p, buf);
 			errno = ENAMETOOLONG;

@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #define NAME_CAP 64
+/* The conversions that stand for a part of the name (pattern.h). */
+#define CONVERSIONS "pent"
 
-void deliver_sanitize(char *out, size_t cap, const char *in, size_t n)
+void pattern_sanitize(char *out, size_t cap, const char *in, size_t n)
 {
 	size_t k = 0;
 
@@ -43,7 +45,7 @@ static const char *base_name(const char *path, size_t *len)
 	return b;
 }
 
-void deliver_exe_name(char *out, size_t cap)
+void pattern_exe_name(char *out, size_t cap)
 {
 	const char *fn = (const char *)getauxval(AT_EXECFN);
 	char exe[PATH_MAX];
@@ -66,10 +68,10 @@ void deliver_exe_name(char *out, size_t cap)
 			len -= 10;
 		b = base_name(exe, &len);
 	}
-	deliver_sanitize(out, cap, b, len);
+	pattern_sanitize(out, cap, b, len);
 }
 
-bool deliver_seq_valid(const char *seq)
+bool pattern_seq_valid(const char *seq)
 {
 	size_t n = strlen(seq), i = 0;
 
@@ -88,7 +90,17 @@ bool deliver_seq_valid(const char *seq)
 	return true;
 }
 
-int deliver_expand(char *out, size_t cap, const char *pattern, long pid,
+/* The result of a fmt_buf written into: 0, or -1 with ENAMETOOLONG. */
+static int fitted(const struct fmt_buf *b)
+{
+	if (b->truncated) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+int pattern_expand(char *out, size_t cap, const char *pattern, long pid,
 		   const char *exe, const char *seq, long long t)
 {
 	/* the peak and pressure files have names of their own */
@@ -133,9 +145,52 @@ int deliver_expand(char *out, size_t cap, const char *pattern, long pid,
 		}
 		fmt_append(&b, ".%s.pb.gz", seq);
 	}
-	if (b.truncated) {
-		errno = ENAMETOOLONG;
-		return -1;
+	return fitted(&b);
+}
+
+const char *pattern_invalid(const char *pattern)
+{
+	if (!pattern[0])
+		return "empty";
+	if (strlen(pattern) > PATTERN_MAX)
+		return "too long";
+	return NULL;
+}
+
+int pattern_absolute(char *out, size_t cap, const char *pattern,
+		     const char *cwd)
+{
+	struct fmt_buf b;
+
+	fmt_init(&b, out, cap);
+	if (pattern[0] != '/' && cwd && cwd[0])
+		fmt_append(&b, "%s/", strcmp(cwd, "/") == 0 ? "" : cwd);
+	fmt_append(&b, "%s", pattern);
+	return fitted(&b);
+}
+
+int pattern_glob(char *out, size_t cap, const char *pattern)
+{
+	bool star = false; /* the last thing written is a wildcard */
+	struct fmt_buf b;
+
+	fmt_init(&b, out, cap);
+	for (const char *p = pattern; *p; p++) {
+		if (*p == '%' && p[1]) {
+			p++;
+			if (strchr(CONVERSIONS, *p)) {
+				if (!star)
+					fmt_mem(&b, "*", 1);
+				star = true;
+				continue;
+			}
+			if (*p != '%')
+				fmt_mem(&b, "%", 1);
+		}
+		if (strchr("*?[\\", *p))
+			fmt_mem(&b, "\\", 1);
+		fmt_mem(&b, p, 1);
+		star = false;
 	}
-	return 0;
+	return fitted(&b);
 }

@@ -3,6 +3,7 @@
 #include "collect.h"
 #include "deliver.h"
 #include "msg.h"
+#include "pattern.h"
 #include "safefile.h"
 
 #include <fcntl.h>
@@ -56,33 +57,17 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/*
- * The pattern as a fnmatch(3) pattern: %p, %e, %n and %t as "*", the rest
- * escaped. A file an agent says it wrote must match it.
- */
-static char *pattern_to_glob(const char *pattern)
+/* The pattern as a fnmatch(3) pattern: a file an agent says it wrote must
+ * match it. */
+static char *make_glob(const char *pattern)
 {
-	size_t len = strlen(pattern);
-	char *g = malloc(2 * len + 16), *q = g;
+	size_t cap = 2 * strlen(pattern) + 1;
+	char *g = malloc(cap);
 
-	if (!g)
+	if (g && pattern_glob(g, cap, pattern) < 0) {
+		free(g);
 		return NULL;
-	for (const char *p = pattern; *p; p++) {
-		if (*p == '%' && p[1]) {
-			p++;
-			if (strchr("pent", *p)) {
-				if (q == g || q[-1] != '*')
-					*q++ = '*';
-				continue;
-			}
-			if (*p != '%')
-				*q++ = '%';
-		}
-		if (strchr("*?[\\", *p))
-			*q++ = '\\';
-		*q++ = *p;
 	}
-	*q = '\0';
 	return g;
 }
 
@@ -184,7 +169,7 @@ static struct collect_item *add_item(struct collect *c, const struct conn *k,
 	it->state = state;
 	it->pid = k->pid;
 	it->uid = k->uid;
-	deliver_sanitize(it->program, sizeof(it->program), k->h.program,
+	pattern_sanitize(it->program, sizeof(it->program), k->h.program,
 			 strnlen(k->h.program, sizeof(k->h.program)));
 	t = printable_dup(k->h.title, sizeof(k->h.title));
 	if (t) {
@@ -245,14 +230,14 @@ static void take_profile(struct collect *c, struct conn *k)
 	struct collect_item *it;
 	int rc;
 
-	deliver_sanitize(program, sizeof(program), k->h.program,
+	pattern_sanitize(program, sizeof(program), k->h.program,
 			 strnlen(k->h.program, sizeof(k->h.program)));
-	if (!deliver_seq_valid(k->h.seq)) {
+	if (!pattern_seq_valid(k->h.seq)) {
 		reply(k, EINVAL, "invalid sequence");
 		c->refused++;
 		return;
 	}
-	if (deliver_expand(path, sizeof(path), c->pattern, (long)k->pid,
+	if (pattern_expand(path, sizeof(path), c->pattern, (long)k->pid,
 			   program, k->h.seq, (long long)time(NULL)) < 0) {
 		reply(k, ENAMETOOLONG, "the profile's name is too long");
 		record_failure(c, k, c->pattern, "the name is too long");
@@ -496,7 +481,7 @@ struct collect *collect_start(const char *pattern, char *env, size_t cap)
 	}
 	c->lfd = c->wake[0] = c->wake[1] = -1;
 	snprintf(c->pattern, sizeof(c->pattern), "%s", pattern);
-	c->glob = pattern_to_glob(pattern);
+	c->glob = make_glob(pattern);
 	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		r ^= (uint64_t)now_ms() * 0x9e3779b97f4a7c15ull;
 	snprintf(name, sizeof(name), "palloc-run.%d.%016llx", (int)getpid(),

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The agent's end of the channel to palloc-run. */
 #include "deliver.h"
-#include "fmt.h"
 #include "msg.h"
 
 #include <sys/socket.h>

@@ -4,7 +4,6 @@
 #define PALLOC_DELIVER_H
 
 #include "common.h"
-#include "pattern.h"
 
 #include <limits.h>
 
