@@ -9,6 +9,7 @@
 #include "pattern.h"
 #include "phdr.h"
 #include "pprof.h"
+#include "smallfile.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -249,13 +250,9 @@ static void scrub_environment(void)
 
 static void read_cmdline(void)
 {
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n = 0;
+	ssize_t n = smallfile_read("/proc/self/cmdline", ag.cmdline,
+				   sizeof(ag.cmdline));
 
-	if (fd >= 0) {
-		n = read(fd, ag.cmdline, sizeof(ag.cmdline) - 1);
-		close(fd);
-	}
 	if (n < 0)
 		n = 0;
 	while (n > 0 && ag.cmdline[n - 1] == '\0')

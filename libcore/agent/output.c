@@ -7,6 +7,7 @@
 #include "msg.h"
 #include "pattern.h"
 #include "safefile.h"
+#include "smallfile.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -100,13 +101,8 @@ void agent_output_after_fork(void)
  */
 void agent_output_title(char *out, size_t cap)
 {
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n = 0;
+	ssize_t n = smallfile_read("/proc/self/cmdline", out, cap);
 
-	if (fd >= 0) {
-		n = read(fd, out, cap - 1);
-		close(fd);
-	}
 	if (n < 0)
 		n = 0;
 	while (n > 0 && (out[n - 1] == '\0' || out[n - 1] == ' '))

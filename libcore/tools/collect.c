@@ -4,6 +4,7 @@
 #include "deliver.h"
 #include "msg.h"
 #include "pattern.h"
+#include "procfs.h"
 #include "safefile.h"
 
 #include <fcntl.h>
@@ -71,39 +72,12 @@ static char *make_glob(const char *pattern)
 	return g;
 }
 
-/* The parent of pid from /proc/PID/stat, or -1. */
-static pid_t parent_of(pid_t pid)
-{
-	char path[64], buf[1024], *rp, *end;
-	ssize_t n;
-	long pp;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* "PID (COMM) S PPID ...": COMM may hold anything, ')' included */
-	rp = strrchr(buf, ')');
-	if (!rp || rp[1] != ' ' || !rp[2] || rp[3] != ' ')
-		return -1;
-	pp = strtol(rp + 4, &end, 10);
-	if (end == rp + 4 || *end != ' ')
-		return -1;
-	return (pid_t)pp;
-}
-
 static bool is_descendant(pid_t pid)
 {
 	pid_t self = getpid();
 
 	for (int i = 0; i < MAX_ANCESTRY && pid > 1; i++) {
-		pid_t pp = parent_of(pid);
+		pid_t pp = procfs_parent(pid);
 
 		if (pp == self)
 			return true;
@@ -396,7 +370,7 @@ static void accept_all(struct collect *c)
 		    cr.pid <= 0 || !is_descendant(cr.pid)) {
 			/* Gone already (a hello sent on the way out): no
 			 * telling; alive and not ours: a stranger. */
-			if (parent_of(cr.pid) > 0)
+			if (procfs_parent(cr.pid) > 0)
 				c->refused++;
 			close(fd);
 			continue;
