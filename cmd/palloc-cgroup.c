@@ -4,7 +4,7 @@
 #include "cli.h"
 #include "cgroup.h"
 #include "json.h"
-#include "msg.h"
+#include "msg_cli.h"
 #include "num.h"
 
 #include <getopt.h>

@@ -9,7 +9,7 @@
 #include "cli.h"
 #include "diff.h"
 #include "json.h"
-#include "msg.h"
+#include "msg_cli.h"
 #include "num.h"
 #include "pprof.h"
 #include "report.h"

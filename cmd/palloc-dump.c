@@ -14,7 +14,7 @@
 #include "cli.h"
 #include "folded.h"
 #include "json.h"
-#include "msg.h"
+#include "msg_cli.h"
 #include "num.h"
 #include "outfile.h"
 #include "pprof.h"

@@ -6,7 +6,7 @@
 #include "cli.h"
 #include "explain.h"
 #include "json.h"
-#include "msg.h"
+#include "msg_cli.h"
 #include "num.h"
 
 #include <getopt.h>

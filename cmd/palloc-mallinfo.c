@@ -12,7 +12,7 @@
 #include "allocinfo.h"
 #include "cli.h"
 #include "json.h"
-#include "msg.h"
+#include "msg_cli.h"
 #include "num.h"
 
 static PALLOC_NORETURN void usage(void)

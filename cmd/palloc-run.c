@@ -5,8 +5,9 @@
 #include "collect.h"
 #include "deliver.h"
 #include "elfcheck.h"
-#include "msg.h"
+#include "msg_cli.h"
 #include "num.h"
+#include "pattern.h"
 #include "pprof.h"
 #include "report.h"
 #include "run-oom.h"
@@ -16,9 +17,7 @@
 #include "unwind.h"
 
 #include <fcntl.h>
-#include <gelf.h>
 #include <getopt.h>
-#include <libelf.h>
 #include <limits.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -32,7 +31,6 @@
 #define EXIT_CANNOT_RUN PALLOC_EXIT_CANNOT_RUN
 #define EXIT_NOT_FOUND PALLOC_EXIT_NOT_FOUND
 
-#define DEFAULT_OUTPUT "palloc.%e.%p.pb.gz"
 /* How long descendants that outlive the program may take to end. */
 #define DESCENDANTS_GRACE_MS 3000
 
@@ -80,7 +78,7 @@ static PALLOC_NORETURN void usage(void)
 	       "                              names and uids (default: "
 	       "you and root)\n"
 	       " -q, --quiet                no summary lines\n",
-	       DEFAULT_OUTPUT, UNWIND_MAX_FRAMES);
+	       PATTERN_DEFAULT, UNWIND_MAX_FRAMES);
 	cli_usage_end(28, "Exit status is the program's (128+N if a signal N "
 			  "killed it); 125 if palloc-run\n"
 			  "fails, 126 if the program cannot be run, 127 if it "
@@ -871,18 +869,6 @@ static void wait_descendants(int grace_ms)
 	}
 }
 
-/* The absolute form of pattern (the program may chdir before it writes). */
-static char *absolute_pattern(const char *pattern, const char *cwd)
-{
-	char *abs;
-
-	if (pattern[0] == '/')
-		return strdup(pattern);
-	if (asprintf(&abs, "%s/%s", cwd, pattern) < 0)
-		return NULL;
-	return abs;
-}
-
 /* The directory part of an output pattern must exist and be writable. */
 static void check_output_dir(const char *abs_pattern, const char *shown)
 {
@@ -910,61 +896,15 @@ static void check_output_dir(const char *abs_pattern, const char *shown)
 }
 
 /*
- * Does the ELF file at path define a function named name in table type
- * (SHT_SYMTAB or SHT_DYNSYM)? False when it cannot tell (no such table:
- * a stripped program has no .symtab).
- */
-static bool elf_defines(Elf *elf, Elf64_Word type, const char *name)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type ||
-		    !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *s;
-
-			if (!gelf_getsym(d, (int)i, &sym) ||
-			    sym.st_shndx == SHN_UNDEF ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
-				continue;
-			s = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (s && strcmp(s, name) == 0)
-				return true;
-		}
-	}
-	return false;
-}
-
-/*
- * A program with its own malloc that it does not export (an allocator
- * linked in with hidden visibility) calls it directly: the agent cannot
- * see those allocations, nor tell from inside (it reads only the dynamic
- * symbols; one that exports malloc gets the agent's own warning). The
- * symbol table says so when the program is not stripped.
+ * The agent cannot see the allocations of a program whose own malloc is
+ * hidden (elfcheck.h); one that exports malloc gets the agent's warning.
  */
 static void warn_hidden_malloc(const char *name, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *elf;
-
-	if (fd < 0)
-		return;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_defines(elf, SHT_SYMTAB, "malloc") &&
-	    !elf_defines(elf, SHT_DYNSYM, "malloc"))
+	if (elfcheck_hidden_malloc(path))
 		msg_warn("'%s' has its own malloc, not exported: its own "
 			 "allocations will not be seen",
 			 name);
-	elf_end(elf);
-	close(fd);
 }
 
 /* Refuse with 125 when the loader cannot preload into the program. */
@@ -1208,7 +1148,8 @@ int main(int argc, char **argv)
 	bool quiet = false, have_rate = false, have_depth = false;
 	uint64_t rate = 0, depth = 0, ns;
 	char path[PATH_MAX], cwd[PATH_MAX], num[32];
-	char *agent, *abs_pattern, collect_env[128];
+	char *agent, abs_pattern[PATH_MAX], collect_env[128];
+	const char *why;
 	struct serve *srv = NULL;
 	struct collect *col;
 	int c, err, status, exec_errno = 0;
@@ -1349,10 +1290,14 @@ int main(int argc, char **argv)
 	if (!output)
 		output = getenv("PALLOC_OUTPUT");
 	if (!output || !*output)
-		output = DEFAULT_OUTPUT;
-	abs_pattern = absolute_pattern(output, cwd);
-	if (!abs_pattern) {
-		msg_error("%s", strerror(ENOMEM));
+		output = PATTERN_DEFAULT;
+	/* the agent refuses what pattern_invalid() does */
+	why = "too long";
+	if (pattern_absolute(abs_pattern, sizeof(abs_pattern), output, cwd) ==
+	    0)
+		why = pattern_invalid(abs_pattern);
+	if (why) {
+		msg_error("invalid output pattern '%s': %s", output, why);
 		return EXIT_PALLOC;
 	}
 	check_output_dir(abs_pattern, output);
@@ -1439,7 +1384,6 @@ int main(int argc, char **argv)
 	run_oom_report(&oom, argv[optind], cwd);
 	collect_free(col);
 	free(reaped);
-	free(abs_pattern);
 	free(agent);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);

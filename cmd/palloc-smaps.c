@@ -3,7 +3,7 @@
 #include "common.h"
 #include "cli.h"
 #include "json.h"
-#include "msg.h"
+#include "msg_cli.h"
 #include "num.h"
 #include "procfs.h"
 #include "prom.h"

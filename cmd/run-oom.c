@@ -2,7 +2,7 @@
 /* palloc-run: was the program killed by the OOM killer? (run-oom.h) */
 #include "run-oom.h"
 #include "cgroup.h"
-#include "msg.h"
+#include "msg_cli.h"
 #include "report.h"
 
 #include <limits.h>

@@ -51,13 +51,16 @@ for t in "$@"; do
 	procfs_fuzz)
 		build "$t" jansson "" "$here/$t.c" "$here/fuzz_util.c" \
 			"$lc/tools/procfs.c" "$lc/tools/json.c" \
-			"$lc/tools/prom.c" "$lc/base/msg.c" ;;
+			"$lc/tools/prom.c" "$lc/base/smallfile.c" \
+			"$lc/base/num.c" "$lc/base/msg.c" ;;
 	cgroup_fuzz)
 		build "$t" jansson "" "$here/$t.c" "$here/fuzz_util.c" \
 			"$lc/tools/cgroup.c" "$lc/tools/procfs.c" "$lc/tools/json.c" \
-			"$lc/tools/prom.c" "$lc/base/num.c" "$lc/base/msg.c" ;;
+			"$lc/tools/prom.c" "$lc/base/smallfile.c" "$lc/base/num.c" \
+			"$lc/base/msg.c" ;;
 	http_request_fuzz | http_response_fuzz)
-		build "$t" "" "" "$here/$t.c" "$lc/wire/http.c" "$lc/base/msg.c" ;;
+		build "$t" "" "" "$here/$t.c" "$lc/wire/http.c" \
+			"$lc/tools/http_client.c" "$lc/base/msg.c" ;;
 	mallinfo_xml_fuzz)
 		build "$t" jansson -ldl "$here/$t.c" ;;
 	num_fuzz)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer target: the commands' HTTP response reader. */
 #include "common.h"
-#include "http.h"
+#include "http_client.h"
 #include "msg.h"
 
 #include <stdint.h>

@@ -149,6 +149,13 @@ check "bad option values: 125, two stderr lines, no stdout" [ $rc -eq 125 ]
 expect_fail 125 palloc-run -o nodir/x.pb.gz true 2>err
 check "missing output directory: 125, names it" \
 	grep -q "cannot write profiles to 'nodir/x.pb.gz'" err
+# A pattern the agent would refuse (pattern_invalid: longer than PATH_MAX/2)
+# is refused before the program runs, not replaced by the default in it.
+long=$(printf '%03000d' 0)
+expect_fail 125 palloc-run -o "$long" true >out 2>err
+check "pattern too long for the agent: 125" [ $? -eq 0 ]
+check "pattern too long for the agent: says why" \
+	grep -q "^palloc-run: invalid output pattern '0*': too long$" err
 palloc-run --http 127.0.0.1:99999 true >out 2>err
 check "--http with a bad port: 125 before the program runs" \
 	test $? -eq 125 -a ! -s out

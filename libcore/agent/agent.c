@@ -6,8 +6,10 @@
 #include "msg.h"
 #include "num.h"
 #include "palloc.h"
+#include "pattern.h"
 #include "phdr.h"
 #include "pprof.h"
+#include "smallfile.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -109,19 +111,12 @@ static void env_bool(const char *name, bool *out)
  * startup (a program that chdir()s still writes where it was started). */
 static void set_output(const char *pattern)
 {
-	struct fmt_buf b;
 	char cwd[PATH_MAX];
 
-	fmt_init(&b, agent_cfg.output, sizeof(agent_cfg.output));
-	if (pattern[0] != '/') {
-		if (!getcwd(cwd, sizeof(cwd)))
-			cwd[0] = '\0';
-		if (cwd[0] && strcmp(cwd, "/") != 0)
-			fmt_append(&b, "%s/", cwd);
-		else if (cwd[0])
-			fmt_append(&b, "/");
-	}
-	fmt_append(&b, "%s", pattern);
+	if (!getcwd(cwd, sizeof(cwd)))
+		cwd[0] = '\0';
+	pattern_absolute(agent_cfg.output, sizeof(agent_cfg.output), pattern,
+			 cwd);
 }
 
 static void read_config(void)
@@ -182,13 +177,14 @@ static void read_config(void)
 	env_bool("PALLOC_PEAK", &agent_cfg.peak);
 	env_bool("PALLOC_EXACT", &agent_cfg.exact);
 	v = getenv("PALLOC_OUTPUT");
-	if (v && (v[0] == '\0' || strlen(v) > PATH_MAX / 2)) {
-		bad_env("PALLOC_OUTPUT", v,
-			v[0] ? "too long; using palloc.%e.%p.pb.gz"
-			     : "empty; using palloc.%e.%p.pb.gz");
+	if (v && pattern_invalid(v)) {
+		fmt_init(&b, why, sizeof(why));
+		fmt_append(&b, "%s; using %s", pattern_invalid(v),
+			   PATTERN_DEFAULT);
+		bad_env("PALLOC_OUTPUT", v, why);
 		v = NULL;
 	}
-	set_output(v ? v : "palloc.%e.%p.pb.gz");
+	set_output(v ? v : PATTERN_DEFAULT);
 }
 
 /*
@@ -254,13 +250,9 @@ static void scrub_environment(void)
 
 static void read_cmdline(void)
 {
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n = 0;
+	ssize_t n = smallfile_read("/proc/self/cmdline", ag.cmdline,
+				   sizeof(ag.cmdline));
 
-	if (fd >= 0) {
-		n = read(fd, ag.cmdline, sizeof(ag.cmdline) - 1);
-		close(fd);
-	}
 	if (n < 0)
 		n = 0;
 	while (n > 0 && ag.cmdline[n - 1] == '\0')

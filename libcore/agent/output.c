@@ -5,7 +5,9 @@
 #include "deliver.h"
 #include "fmt.h"
 #include "msg.h"
+#include "pattern.h"
 #include "safefile.h"
+#include "smallfile.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -72,7 +74,7 @@ void agent_output_init(void)
 {
 	const char *c = getenv(DELIVER_ENV);
 
-	deliver_exe_name(exe_name, sizeof(exe_name));
+	pattern_exe_name(exe_name, sizeof(exe_name));
 	collect[0] = '\0';
 	if (c && *c) {
 		if (c[0] == '@' && strlen(c) < sizeof(collect))
@@ -99,13 +101,8 @@ void agent_output_after_fork(void)
  */
 void agent_output_title(char *out, size_t cap)
 {
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n = 0;
+	ssize_t n = smallfile_read("/proc/self/cmdline", out, cap);
 
-	if (fd >= 0) {
-		n = read(fd, out, cap - 1);
-		close(fd);
-	}
 	if (n < 0)
 		n = 0;
 	while (n > 0 && (out[n - 1] == '\0' || out[n - 1] == ' '))
@@ -211,7 +208,7 @@ int agent_output_write(const struct pprof_profile *p, long pid,
 		}
 	}
 	if (pattern) {
-		if (deliver_expand(name, sizeof(name), agent_cfg.output, pid,
+		if (pattern_expand(name, sizeof(name), agent_cfg.output, pid,
 				   exe_name, seq, (long long)time(NULL)) < 0) {
 			pprof_free_buffer(p, buf);
 			errno = ENAMETOOLONG;

@@ -22,6 +22,7 @@
 #include "fmt.h"
 #include "msg.h"
 #include "num.h"
+#include "smallfile.h"
 
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -100,24 +101,7 @@ static int parse_thresholds(const char *s)
  * 0, or -1 when unreadable or not a number. */
 static int read_u64(const char *path, uint64_t *out)
 {
-	char buf[64];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		n--;
-	buf[n] = '\0';
-	if (strcmp(buf, "max") == 0) {
-		*out = UINT64_MAX;
-		return 0;
-	}
-	if (num_parse_u64(buf, false, out) < 0)
+	if (smallfile_u64(path, out) < 0)
 		return -1;
 	if (*out >= UNLIMITED_MIN)
 		*out = UINT64_MAX;

@@ -5,6 +5,7 @@
 #include "agent/lines.h"
 #include "agent/unseen.h"
 #include "fmt.h"
+#include "smallfile.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -79,28 +80,6 @@ void unseen_init(void)
 bool unseen_is_go(void)
 {
 	return is_go;
-}
-
-/* Read a small /proc file into buf[cap] (NUL-terminated); false if not. */
-static bool read_proc(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t n = 0;
-
-	if (fd < 0)
-		return false;
-	while (n < cap - 1) {
-		ssize_t r = read(fd, buf + n, cap - 1 - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	buf[n] = '\0';
-	return n > 0;
 }
 
 /* "Key:   123 kB" in /proc/self/status, as bytes; -1 when absent. */
@@ -213,7 +192,7 @@ void unseen_measure(struct unseen *u, int64_t heap_peak_bytes)
 		u->heap_bytes = heap_peak_bytes;
 	if (u->heap_bytes < 0)
 		u->heap_bytes = 0;
-	if (!read_proc("/proc/self/status", status, sizeof(status)))
+	if (smallfile_read("/proc/self/status", status, sizeof(status)) <= 0)
 		return;
 	u->anon_bytes = status_kb(status, "RssAnon");
 	hwm = status_kb(status, "VmHWM");

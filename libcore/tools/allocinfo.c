@@ -2,8 +2,8 @@
 /* The commands' side of the agent: GET, status check and decoding. */
 #include "common.h"
 #include "allocinfo.h"
-#include "ctlsock.h"
-#include "http.h"
+#include "ctlsock_client.h"
+#include "http_client.h"
 #include "msg.h"
 #include "prom.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Shared command-side helpers for palloc-smaps, palloc-cgroup and kin. */
 #include "cli.h"
-#include "msg.h"
+#include "msg_cli.h"
 #include "num.h"
 #include "outfile.h"
 

@@ -3,6 +3,8 @@
 #include "collect.h"
 #include "deliver.h"
 #include "msg.h"
+#include "pattern.h"
+#include "procfs.h"
 #include "safefile.h"
 
 #include <fcntl.h>
@@ -56,61 +58,18 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/*
- * The pattern as a fnmatch(3) pattern: %p, %e, %n and %t as "*", the rest
- * escaped. A file an agent says it wrote must match it.
- */
-static char *pattern_to_glob(const char *pattern)
+/* The pattern as a fnmatch(3) pattern: a file an agent says it wrote must
+ * match it. */
+static char *make_glob(const char *pattern)
 {
-	size_t len = strlen(pattern);
-	char *g = malloc(2 * len + 16), *q = g;
+	size_t cap = 2 * strlen(pattern) + 1;
+	char *g = malloc(cap);
 
-	if (!g)
+	if (g && pattern_glob(g, cap, pattern) < 0) {
+		free(g);
 		return NULL;
-	for (const char *p = pattern; *p; p++) {
-		if (*p == '%' && p[1]) {
-			p++;
-			if (strchr("pent", *p)) {
-				if (q == g || q[-1] != '*')
-					*q++ = '*';
-				continue;
-			}
-			if (*p != '%')
-				*q++ = '%';
-		}
-		if (strchr("*?[\\", *p))
-			*q++ = '\\';
-		*q++ = *p;
 	}
-	*q = '\0';
 	return g;
-}
-
-/* The parent of pid from /proc/PID/stat, or -1. */
-static pid_t parent_of(pid_t pid)
-{
-	char path[64], buf[1024], *rp, *end;
-	ssize_t n;
-	long pp;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* "PID (COMM) S PPID ...": COMM may hold anything, ')' included */
-	rp = strrchr(buf, ')');
-	if (!rp || rp[1] != ' ' || !rp[2] || rp[3] != ' ')
-		return -1;
-	pp = strtol(rp + 4, &end, 10);
-	if (end == rp + 4 || *end != ' ')
-		return -1;
-	return (pid_t)pp;
 }
 
 static bool is_descendant(pid_t pid)
@@ -118,7 +77,7 @@ static bool is_descendant(pid_t pid)
 	pid_t self = getpid();
 
 	for (int i = 0; i < MAX_ANCESTRY && pid > 1; i++) {
-		pid_t pp = parent_of(pid);
+		pid_t pp = procfs_parent(pid);
 
 		if (pp == self)
 			return true;
@@ -184,7 +143,7 @@ static struct collect_item *add_item(struct collect *c, const struct conn *k,
 	it->state = state;
 	it->pid = k->pid;
 	it->uid = k->uid;
-	deliver_sanitize(it->program, sizeof(it->program), k->h.program,
+	pattern_sanitize(it->program, sizeof(it->program), k->h.program,
 			 strnlen(k->h.program, sizeof(k->h.program)));
 	t = printable_dup(k->h.title, sizeof(k->h.title));
 	if (t) {
@@ -245,14 +204,14 @@ static void take_profile(struct collect *c, struct conn *k)
 	struct collect_item *it;
 	int rc;
 
-	deliver_sanitize(program, sizeof(program), k->h.program,
+	pattern_sanitize(program, sizeof(program), k->h.program,
 			 strnlen(k->h.program, sizeof(k->h.program)));
-	if (!deliver_seq_valid(k->h.seq)) {
+	if (!pattern_seq_valid(k->h.seq)) {
 		reply(k, EINVAL, "invalid sequence");
 		c->refused++;
 		return;
 	}
-	if (deliver_expand(path, sizeof(path), c->pattern, (long)k->pid,
+	if (pattern_expand(path, sizeof(path), c->pattern, (long)k->pid,
 			   program, k->h.seq, (long long)time(NULL)) < 0) {
 		reply(k, ENAMETOOLONG, "the profile's name is too long");
 		record_failure(c, k, c->pattern, "the name is too long");
@@ -411,7 +370,7 @@ static void accept_all(struct collect *c)
 		    cr.pid <= 0 || !is_descendant(cr.pid)) {
 			/* Gone already (a hello sent on the way out): no
 			 * telling; alive and not ours: a stranger. */
-			if (parent_of(cr.pid) > 0)
+			if (procfs_parent(cr.pid) > 0)
 				c->refused++;
 			close(fd);
 			continue;
@@ -496,7 +455,7 @@ struct collect *collect_start(const char *pattern, char *env, size_t cap)
 	}
 	c->lfd = c->wake[0] = c->wake[1] = -1;
 	snprintf(c->pattern, sizeof(c->pattern), "%s", pattern);
-	c->glob = pattern_to_glob(pattern);
+	c->glob = make_glob(pattern);
 	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		r ^= (uint64_t)now_ms() * 0x9e3779b97f4a7c15ull;
 	snprintf(name, sizeof(name), "palloc-run.%d.%016llx", (int)getpid(),

@@ -6,6 +6,8 @@
 #include <elf.h>
 #include <endian.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -330,4 +332,60 @@ int elfcheck_program(const char *path, struct elfcheck_result *r)
 		r->via_shell = true;
 		snprintf(cur, sizeof(cur), "%s", "/bin/sh");
 	}
+}
+
+/*
+ * Does the ELF file elf define a function named name in table type
+ * (SHT_SYMTAB or SHT_DYNSYM)? False when it cannot tell (no such table:
+ * a stripped program has no .symtab).
+ */
+static bool elf_defines(Elf *elf, Elf64_Word type, const char *name)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type ||
+		    !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    sym.st_shndx == SHN_UNDEF ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+				continue;
+			s = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (s && strcmp(s, name) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A program with its own malloc that it does not export (an allocator
+ * linked in with hidden visibility) calls it directly: the agent cannot
+ * see those allocations, nor tell from inside (it reads only the dynamic
+ * symbols). The symbol table says so when the program is not stripped.
+ */
+bool elfcheck_hidden_malloc(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool hidden;
+	Elf *elf;
+
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	hidden = elf && elf_defines(elf, SHT_SYMTAB, "malloc") &&
+		 !elf_defines(elf, SHT_DYNSYM, "malloc");
+	elf_end(elf);
+	close(fd);
+	return hidden;
 }

@@ -19,6 +19,7 @@
  *
  * The ELF header and program headers are read directly (<elf.h>), 32 or
  * 64 bit, either byte order; nothing else in the file is trusted.
+ * elfcheck_hidden_malloc() reads the symbol tables with libelf.
  */
 
 #define ELFCHECK_MAX_SCRIPTS 4
@@ -62,5 +63,14 @@ int elfcheck_program(const char *path, struct elfcheck_result *r);
  * dynamic loader to read LD_PRELOAD". Static storage; never NULL.
  */
 const char *elfcheck_reason(enum elfcheck_verdict v);
+
+/*
+ * Does the ELF file at path define malloc in its symbol table but not
+ * export it (an allocator linked in with hidden visibility)? The agent
+ * cannot see such a program's own allocations. False when it cannot tell
+ * (a stripped program has no .symtab, an unreadable file). Read with
+ * libelf; no message recorded.
+ */
+bool elfcheck_hidden_malloc(const char *path);
 
 #endif /* PALLOC_ELFCHECK_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* jansson helpers shared by the commands: top object, nulls, printing. */
 #include "json.h"
-#include "msg.h"
+#include "msg_cli.h"
 
 static __thread bool json_broken;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Atomic output files for the commands (the agent has its own writer). */
 #include "outfile.h"
-#include "msg.h"
+#include "msg_cli.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -4,6 +4,7 @@
 #include "json.h"
 #include "msg.h"
 #include "prom.h"
+#include "smallfile.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -167,6 +168,24 @@ int procfs_error(int e, const char *fmt, ...)
 	msg_set("%s", text);
 	errno = e;
 	return -1;
+}
+
+pid_t procfs_parent(pid_t pid)
+{
+	char path[64], buf[1024], *rp, *end;
+	long pp;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (smallfile_read(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	/* "PID (COMM) S PPID ...": COMM may hold anything, ')' included */
+	rp = strrchr(buf, ')');
+	if (!rp || rp[1] != ' ' || !rp[2] || rp[3] != ' ')
+		return -1;
+	pp = strtol(rp + 4, &end, 10);
+	if (end == rp + 4 || *end != ' ')
+		return -1;
+	return (pid_t)pp;
 }
 
 bool procfs_pid_exists(const char *root, pid_t pid)

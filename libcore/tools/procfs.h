@@ -188,6 +188,10 @@ int procfs_list_pids(const char *root, pid_t **pids, size_t *n);
 /* Whether ROOT/proc/PID exists (a directory). */
 bool procfs_pid_exists(const char *root, pid_t pid);
 
+/* The parent of pid, from /proc/PID/stat (its comm may hold ')' and
+ * spaces), or -1 when it cannot be read. No allocation. */
+pid_t procfs_parent(pid_t pid);
+
 /*
  * Record FMT's message with msg_set() and set errno to ERRNUM (one of the
  * classes above); returns -1. Shared by the readers in procfs.c and

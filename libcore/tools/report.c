@@ -6,7 +6,7 @@
 #include <math.h>
 
 #include "json.h"
-#include "msg.h"
+#include "msg_cli.h"
 
 /* One function being summed; the name is not owned here. */
 struct node {

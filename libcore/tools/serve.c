@@ -21,8 +21,8 @@
 
 #include "allocinfo.h"
 #include "cgroup.h"
-#include "ctlsock.h"
-#include "msg.h"
+#include "ctlsock_client.h"
+#include "msg_cli.h"
 #include "num.h"
 #include "pprof.h"
 #include "procfs.h"
@@ -81,37 +81,14 @@ static long now_ms(void)
 
 /* ---- the set of processes ---- */
 
-/* The parent of pid from /proc/PID/stat, or 0. */
-static pid_t parent_of(pid_t pid)
-{
-	char path[64], buf[512];
-	FILE *f;
-	char *rp;
-	int ppid = 0;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* comm may hold ')' and spaces: parse after the last ')'. */
-	rp = strrchr(buf, ')');
-	if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
-		return 0;
-	return (pid_t)ppid;
-}
-
 static bool descends_from(pid_t pid, pid_t root)
 {
 	for (int depth = 0; pid > 1 && depth < 4096; depth++) {
 		if (pid == root)
 			return true;
-		pid = parent_of(pid);
+		pid = procfs_parent(pid);
 	}
-	return pid == root;
+	return pid > 0 && pid == root;
 }
 
 /* The current set, malloc'd into *out. Returns the count, or -1. */

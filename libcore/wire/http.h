@@ -13,10 +13,10 @@
  * head longer than HTTP_HEAD_MAX bytes is malformed (400), a path longer
  * than HTTP_PATH_MAX is malformed.
  *
- * The server half (http_parse_request, http_query_get, http_write_*) does
- * not allocate and uses no stdio, so the agent can run it in its control
- * thread. The client half (http_read_response) allocates the body with
- * malloc and is meant for the commands.
+ * This half (http_parse_request, http_query_get, http_write_*) does not
+ * allocate and uses no stdio, so the agent can run it in its control
+ * thread. The client half (http_client.h: http_read_response) allocates
+ * the body with malloc and is the commands'.
  */
 
 #define HTTP_HEAD_MAX 4096
@@ -78,42 +78,5 @@ int http_write_error(int fd, int status, const char *detail);
 
 /* Write all of buf to fd (send with MSG_NOSIGNAL on sockets). 0 or -1. */
 int http_write_all(int fd, const void *buf, size_t len);
-
-/* A response as the client reads it. */
-struct http_response {
-	int status;		/* 200, 400... */
-	char content_type[128]; /* "" if absent */
-	char *body;		/* malloc'd, NUL-terminated beyond len */
-	size_t len;
-};
-
-/* The largest body http_read_response() accepts when max_body is 0. */
-#define HTTP_MAX_BODY ((size_t)1 << 30)
-
-/*
- * Read a whole HTTP/1.x response from fd until EOF (the server closes),
- * within timeout_ms in all: the deadline is fixed at the start on the
- * monotonic clock and each poll waits only for what is left, so a server
- * trickling a byte at a time cannot stretch it. The body is capped at
- * max_body bytes (0: HTTP_MAX_BODY): a Content-Length beyond it is refused
- * before the body is read, a body without one when it passes the cap;
- * with a Content-Length the buffer is allocated once, of that size.
- * Returns 0 with *resp filled (free body with http_response_free), or -1
- * with msg_set(): "timed out after N ms", "connection closed before the
- * end of the response", "malformed response", "response too large: ...".
- * Content-Length, when present, must match what arrives.
- */
-int http_read_response(int fd, int timeout_ms, size_t max_body,
-		       struct http_response *resp);
-
-/* The same with the deadline given as an http_now_ms() time; timeout_ms
- * is only what the timeout message says. */
-int http_read_response_until(int fd, long deadline, int timeout_ms,
-			     size_t max_body, struct http_response *resp);
-
-/* Milliseconds on the monotonic clock, for deadlines. */
-long http_now_ms(void);
-
-void http_response_free(struct http_response *resp);
 
 #endif /* PALLOC_HTTP_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Test helper: decode a profile file and summarise it, or say why not. */
 #include "common.h"
-#include "msg.h"
+#include "msg_cli.h"
 #include "pprof.h"
 
 /*

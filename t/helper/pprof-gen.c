@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Test helper: write profiles with known contents, good and broken. */
 #include "common.h"
-#include "msg.h"
+#include "msg_cli.h"
 #include "pprof.h"
 #include "pprof_broken.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Test helper: write a raw (unsymbolized) profile of this program's stack. */
 #include "common.h"
-#include "msg.h"
+#include "msg_cli.h"
 #include "pprof.h"
 #include "selfmap.h"
 

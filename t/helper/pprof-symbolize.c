@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Test helper: symbolize (or strip) a profile file with libcore/symbols. */
 #include "common.h"
-#include "msg.h"
+#include "msg_cli.h"
 #include "pprof.h"
 #include "symbols.h"
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the minimal HTTP parser/writer and the socket path rules. */
 #include "common.h"
-#include "ctlsock.h"
-#include "http.h"
+#include "ctlsock_client.h"
+#include "http_client.h"
 #include "msg.h"
 #include "tap.h"
 
