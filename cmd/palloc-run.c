@@ -27,9 +27,6 @@
 #include <unistd.h>
 
 /* Exit codes of wrappers like env(1) and timeout(1): exitcode.h. */
-#define EXIT_PALLOC PALLOC_EXIT_RUN_FAILED
-#define EXIT_CANNOT_RUN PALLOC_EXIT_CANNOT_RUN
-#define EXIT_NOT_FOUND PALLOC_EXIT_NOT_FOUND
 
 /* How long descendants that outlive the program may take to end. */
 #define DESCENDANTS_GRACE_MS 3000
@@ -39,50 +36,34 @@ static PALLOC_NORETURN void usage(void)
 	printf("Usage:\n"
 	       " palloc-run [options] [--] <program> [<argument>...]\n"
 	       "\n"
-	       "Run a program with the palloc agent preloaded, then symbolize "
-	       "the heap profiles\n"
+	       "Run a program with the palloc agent preloaded, then symbolize the heap profiles\n"
 	       "it wrote (pprof format) and print one summary line for each.\n"
 	       "\n"
 	       "Options:\n"
-	       " -o, --output <pattern>     profile path; %%p pid, %%e "
-	       "executable, %%n sequence,\n"
-	       "                              %%t unix time (default "
-	       "%s)\n"
-	       " -r, --sample-rate <bytes>  mean bytes between samples; 1 "
-	       "records every\n"
-	       "                              allocation, 0 only counts "
-	       "(default 512k)\n"
-	       " -i, --interval <seconds>   also write a profile every "
-	       "<seconds>\n"
+	       " -o, --output <pattern>     profile path; %%p pid, %%e executable, %%n sequence,\n"
+	       "                              %%t unix time (default %s)\n"
+	       " -r, --sample-rate <bytes>  mean bytes between samples; 1 records every\n"
+	       "                              allocation, 0 only counts (default 512k)\n"
+	       " -i, --interval <seconds>   also write a profile every <seconds>\n"
 	       "     --unwind <method>      fp, dwarf or auto (default auto)\n"
-	       "     --max-depth <frames>   frames kept per stack, 1-%d "
-	       "(default 64)\n"
+	       "     --max-depth <frames>   frames kept per stack, 1-%d (default 64)\n"
 	       "     --no-follow            do not profile child processes\n"
-	       "     --peak                 also keep the profile at peak "
-	       "heap use\n"
-	       "     --exact                count live and peak bytes exactly "
-	       "(slower)\n"
-	       "     --dump-at <percents>   write a profile as the memory "
-	       "cgroup's usage\n"
-	       "                              crosses these percents of its "
-	       "limit; 0: never\n"
+	       "     --peak                 also keep the profile at peak heap use\n"
+	       "     --exact                count live and peak bytes exactly (slower)\n"
+	       "     --dump-at <percents>   write a profile as the memory cgroup's usage\n"
+	       "                              crosses these percents of its limit; 0: never\n"
 	       "                              (default 80,90,95)\n"
-	       "     --no-symbolize         keep raw addresses in the "
-	       "profiles\n"
-	       "     --no-cache             do not use or write the symbol "
-	       "cache\n"
-	       "     --http <address>       serve the profiles over HTTP "
-	       "while it runs\n"
-	       "     --allow-users <users>  who else may read them there: "
-	       "any, or user\n"
-	       "                              names and uids (default: "
-	       "you and root)\n"
+	       "     --no-symbolize         keep raw addresses in the profiles\n"
+	       "     --no-cache             do not use or write the symbol cache\n"
+	       "     --http <address>       serve the profiles over HTTP while it runs\n"
+	       "     --allow-users <users>  who else may read them there: any, or user\n"
+	       "                              names and uids (default: you and root)\n"
 	       " -q, --quiet                no summary lines\n",
 	       PATTERN_DEFAULT, UNWIND_MAX_FRAMES);
-	cli_usage_end(28, "Exit status is the program's (128+N if a signal N "
-			  "killed it); 125 if palloc-run\n"
-			  "fails, 126 if the program cannot be run, 127 if it "
-			  "is not found.\n");
+	cli_usage_end(
+		28,
+		"Exit status is the program's (128+N if a signal N killed it); 125 if palloc-run\n"
+		"fails, 126 if the program cannot be run, 127 if it is not found.\n");
 }
 
 /*
@@ -253,7 +234,7 @@ static void set_env(const char *name, const char *value)
 {
 	if (setenv(name, value, 1) < 0) {
 		msg_error("cannot set '%s': %s", name, strerror(errno));
-		exit(EXIT_PALLOC);
+		exit(PALLOC_EXIT_RUN_FAILED);
 	}
 }
 
@@ -273,7 +254,7 @@ static void set_preload(const char *agent)
 		if (asprintf(&val, "%s:%s", agent, old) < 0) {
 			msg_error("cannot set 'LD_PRELOAD': %s",
 				  strerror(ENOMEM));
-			exit(EXIT_PALLOC);
+			exit(PALLOC_EXIT_RUN_FAILED);
 		}
 		set_env("LD_PRELOAD", val);
 		free(val);
@@ -548,18 +529,18 @@ static const char *dropped_text(const struct summary *sm, char *buf, size_t len)
 
 	if (sm->dropped_count == 0)
 		return "";
-	snprintf(buf, len,
-		 "; %llu sample%s dropped%s%s (stack table full or "
-		 "out of memory)",
-		 (unsigned long long)sm->dropped_count,
-		 sm->dropped_count == 1 ? "" : "s",
-		 sm->dropped_bytes_known ? ", about " : "",
-		 sm->dropped_bytes_known
-			 ? human_bytes(sm->dropped_bytes > INT64_MAX
-					       ? INT64_MAX
-					       : (int64_t)sm->dropped_bytes,
-				       b, sizeof(b))
-			 : "");
+	snprintf(
+		buf, len,
+		"; %llu sample%s dropped%s%s (stack table full or out of memory)",
+		(unsigned long long)sm->dropped_count,
+		sm->dropped_count == 1 ? "" : "s",
+		sm->dropped_bytes_known ? ", about " : "",
+		sm->dropped_bytes_known
+			? human_bytes(sm->dropped_bytes > INT64_MAX
+					      ? INT64_MAX
+					      : (int64_t)sm->dropped_bytes,
+				      b, sizeof(b))
+			: "");
 	return buf;
 }
 
@@ -572,8 +553,7 @@ static void print_summary(const struct summary *sm)
 	char a[32], b[32], top[256], d[128];
 
 	fprintf(stderr,
-		"%s: wrote %s: alloc %s in %lld objects, inuse %s in %lld "
-		"objects, top %s: %s%s\n",
+		"%s: wrote %s: alloc %s in %lld objects, inuse %s in %lld objects, top %s: %s%s\n",
 		msg_prog(), sm->shown,
 		human_bytes(sm->alloc_space, a, sizeof(a)),
 		(long long)sm->alloc_objects,
@@ -690,8 +670,7 @@ static void print_summaries(struct summary *sms, size_t n)
 		warned += sms[i].warning != NULL;
 	}
 	fprintf(stderr,
-		"%s: and %zu more profiles with less allocated: alloc %s in "
-		"%lld objects, inuse %s in %lld objects%s\n",
+		"%s: and %zu more profiles with less allocated: alloc %s in %lld objects, inuse %s in %lld objects%s\n",
 		msg_prog(), n - shown,
 		human_bytes(rest.alloc_space, a, sizeof(a)),
 		(long long)rest.alloc_objects,
@@ -699,10 +678,9 @@ static void print_summaries(struct summary *sms, size_t n)
 		(long long)rest.inuse_objects,
 		dropped_text(&rest, d, sizeof(d)));
 	if (warned)
-		msg_warn("%zu of those profiles say%s that most of their "
-			 "process's memory did not come through malloc (see "
-			 "their \"warning:\" comments)",
-			 warned, warned == 1 ? "s" : "");
+		msg_warn(
+			"%zu of those profiles say%s that most of their process's memory did not come through malloc (see their \"warning:\" comments)",
+			warned, warned == 1 ? "s" : "");
 }
 
 /*
@@ -751,9 +729,9 @@ static void why_none(const struct collect_item *it, char *buf, size_t len)
 	if (kill(it->pid, 0) == 0)
 		snprintf(buf, len, "it was still running");
 	else
-		snprintf(buf, len,
-			 "it ended without writing one (killed, or it exec'd "
-			 "a program the agent cannot run in)");
+		snprintf(
+			buf, len,
+			"it ended without writing one (killed, or it exec'd a program the agent cannot run in)");
 }
 
 /* The note the agent of process pid sent with its hello (why it may
@@ -836,10 +814,9 @@ static size_t report(struct collect *col, const char *cwd, bool raw, bool quiet,
 			 named - UNDELIVERED_MAX);
 	refused = collect_refused(col);
 	if (refused)
-		msg_warn("refused %zu connection%s to its profile channel "
-			 "from processes it did not start, or that spoke "
-			 "nonsense",
-			 refused, refused == 1 ? "" : "s");
+		msg_warn(
+			"refused %zu connection%s to its profile channel from processes it did not start, or that spoke nonsense",
+			refused, refused == 1 ? "" : "s");
 	return found + failed;
 }
 
@@ -880,7 +857,7 @@ static void check_output_dir(const char *abs_pattern, const char *shown)
 	dir = strdup(abs_pattern);
 	if (!dir) {
 		msg_error("%s", strerror(ENOMEM));
-		exit(EXIT_PALLOC);
+		exit(PALLOC_EXIT_RUN_FAILED);
 	}
 	slash = strrchr(dir, '/');
 	if (slash == dir)
@@ -890,7 +867,7 @@ static void check_output_dir(const char *abs_pattern, const char *shown)
 	if (!strchr(dir, '%') && access(dir, W_OK | X_OK) < 0) {
 		msg_error("cannot write profiles to '%s': %s", shown,
 			  strerror(errno));
-		exit(EXIT_PALLOC);
+		exit(PALLOC_EXIT_RUN_FAILED);
 	}
 	free(dir);
 }
@@ -902,9 +879,9 @@ static void check_output_dir(const char *abs_pattern, const char *shown)
 static void warn_hidden_malloc(const char *name, const char *path)
 {
 	if (elfcheck_hidden_malloc(path))
-		msg_warn("'%s' has its own malloc, not exported: its own "
-			 "allocations will not be seen",
-			 name);
+		msg_warn(
+			"'%s' has its own malloc, not exported: its own allocations will not be seen",
+			name);
 }
 
 /* Refuse with 125 when the loader cannot preload into the program. */
@@ -916,7 +893,8 @@ static void check_preloadable(const char *name, const char *path)
 		int e = errno;
 
 		msg_error("cannot run '%s': %s", name, msg_last());
-		exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
+		exit(e == ENOENT ? PALLOC_EXIT_NOT_FOUND
+				 : PALLOC_EXIT_CANNOT_RUN);
 	}
 	if (r.verdict == ELFCHECK_OK) {
 		if (r.scripts == 0)
@@ -927,7 +905,7 @@ static void check_preloadable(const char *name, const char *path)
 	if (r.verdict == ELFCHECK_BAD_ELF || r.verdict == ELFCHECK_NESTED) {
 		msg_error("cannot run '%s': '%s' is %s", name, r.target,
 			  elfcheck_reason(r.verdict));
-		exit(EXIT_CANNOT_RUN);
+		exit(PALLOC_EXIT_CANNOT_RUN);
 	}
 	if (r.scripts > 0)
 		msg_error("cannot profile '%s': its interpreter '%s' is %s",
@@ -935,7 +913,7 @@ static void check_preloadable(const char *name, const char *path)
 	else
 		msg_error("cannot profile '%s': %s", name,
 			  elfcheck_reason(r.verdict));
-	exit(EXIT_PALLOC);
+	exit(PALLOC_EXIT_RUN_FAILED);
 }
 
 /*
@@ -963,7 +941,7 @@ static struct serve *start_http(const char *addr,
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (!srv) {
 		msg_error_last("cannot serve on '%s'", addr);
-		exit(EXIT_PALLOC);
+		exit(PALLOC_EXIT_RUN_FAILED);
 	}
 	if (!quiet)
 		fprintf(stderr, "%s: serving %s\n", msg_prog(), serve_url(srv));
@@ -993,14 +971,14 @@ static pid_t spawn(const char *path, char **argv, int *exec_errno)
 	signal(SIGCHLD, SIG_DFL);
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		msg_error("cannot create a pipe: %s", strerror(errno));
-		exit(EXIT_PALLOC);
+		exit(PALLOC_EXIT_RUN_FAILED);
 	}
 	block_forwarded(&old);
 	install_forwarding();
 	pid = fork();
 	if (pid < 0) {
 		msg_error("cannot fork: %s", strerror(errno));
-		exit(EXIT_PALLOC);
+		exit(PALLOC_EXIT_RUN_FAILED);
 	}
 	if (pid == 0) {
 		close(fds[0]);
@@ -1028,8 +1006,9 @@ static pid_t spawn(const char *path, char **argv, int *exec_errno)
 			}
 		}
 		if (write(fds[1], &err, sizeof(err)) < 0)
-			_exit(EXIT_CANNOT_RUN);
-		_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
+			_exit(PALLOC_EXIT_CANNOT_RUN);
+		_exit(err == ENOENT ? PALLOC_EXIT_NOT_FOUND
+				    : PALLOC_EXIT_CANNOT_RUN);
 	}
 	child_pid = pid;
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -1070,7 +1049,7 @@ static int wait_program(pid_t pid)
 		if (errno != EINTR) {
 			msg_error("cannot wait for the program: %s",
 				  strerror(errno));
-			exit(EXIT_PALLOC);
+			exit(PALLOC_EXIT_RUN_FAILED);
 		}
 	}
 	block_forwarded(&old);
@@ -1164,50 +1143,49 @@ int main(int argc, char **argv)
 		case 'o':
 			output = optarg;
 			if (!*output || strcmp(output, "-") == 0)
-				msg_usage(EXIT_PALLOC,
-					  "invalid output pattern '%s': the "
-					  "program's processes write the "
-					  "profiles to files",
-					  output);
+				msg_usage(
+					PALLOC_EXIT_RUN_FAILED,
+					"invalid output pattern '%s': the program's processes write the profiles to files",
+					output);
 			break;
 		case 'r':
 			if (num_parse_u64(optarg, true, &rate) < 0)
-				msg_usage(EXIT_PALLOC,
+				msg_usage(PALLOC_EXIT_RUN_FAILED,
 					  "invalid sample rate '%s': %s",
 					  optarg, msg_last());
 			have_rate = true;
 			break;
 		case 'i':
 			if (num_parse_seconds(optarg, &ns) < 0)
-				msg_usage(EXIT_PALLOC,
+				msg_usage(PALLOC_EXIT_RUN_FAILED,
 					  "invalid interval '%s': %s", optarg,
 					  msg_last());
 			/* The agent's minimum (palloc(7)): refused here
 			 * rather than raised silently. */
 			if (ns && ns < 100000000u)
-				msg_usage(EXIT_PALLOC,
-					  "invalid interval '%s': below the "
-					  "minimum of 0.1 seconds",
-					  optarg);
+				msg_usage(
+					PALLOC_EXIT_RUN_FAILED,
+					"invalid interval '%s': below the minimum of 0.1 seconds",
+					optarg);
 			interval = optarg;
 			break;
 		case OPT_UNWIND:
 			if (strcmp(optarg, "fp") != 0 &&
 			    strcmp(optarg, "dwarf") != 0 &&
 			    strcmp(optarg, "auto") != 0)
-				msg_usage(EXIT_PALLOC,
-					  "invalid unwinder '%s': use fp, "
-					  "dwarf or auto",
-					  optarg);
+				msg_usage(
+					PALLOC_EXIT_RUN_FAILED,
+					"invalid unwinder '%s': use fp, dwarf or auto",
+					optarg);
 			unwind = optarg;
 			break;
 		case OPT_MAX_DEPTH:
 			if (num_parse_u64(optarg, false, &depth) < 0 ||
 			    depth < 1 || depth > UNWIND_MAX_FRAMES)
-				msg_usage(EXIT_PALLOC,
-					  "invalid maximum depth '%s': use 1 "
-					  "to %d",
-					  optarg, UNWIND_MAX_FRAMES);
+				msg_usage(
+					PALLOC_EXIT_RUN_FAILED,
+					"invalid maximum depth '%s': use 1 to %d",
+					optarg, UNWIND_MAX_FRAMES);
 			have_depth = true;
 			break;
 		case OPT_NO_FOLLOW:
@@ -1221,11 +1199,10 @@ int main(int argc, char **argv)
 			break;
 		case OPT_DUMP_AT:
 			if (!valid_dump_at(optarg))
-				msg_usage(EXIT_PALLOC,
-					  "invalid --dump-at '%s': use "
-					  "percents from 1 to 100 separated "
-					  "by commas, or 0",
-					  optarg);
+				msg_usage(
+					PALLOC_EXIT_RUN_FAILED,
+					"invalid --dump-at '%s': use percents from 1 to 100 separated by commas, or 0",
+					optarg);
 			dump_at = optarg;
 			break;
 		case OPT_NO_SYMBOLIZE:
@@ -1236,13 +1213,13 @@ int main(int argc, char **argv)
 			break;
 		case OPT_HTTP:
 			if (!*optarg)
-				msg_usage(EXIT_PALLOC,
+				msg_usage(PALLOC_EXIT_RUN_FAILED,
 					  "invalid HTTP address ''");
 			http = optarg;
 			break;
 		case OPT_ALLOW_USERS:
 			if (serve_parse_access(optarg, &access) < 0)
-				msg_usage(EXIT_PALLOC,
+				msg_usage(PALLOC_EXIT_RUN_FAILED,
 					  "invalid --allow-users '%s': %s",
 					  optarg, msg_last());
 			allow = optarg;
@@ -1255,37 +1232,39 @@ int main(int argc, char **argv)
 		case 'V':
 			msg_version();
 		default:
-			cli_bad_option(EXIT_PALLOC, c, argv, longopts);
+			cli_bad_option(PALLOC_EXIT_RUN_FAILED, c, argv,
+				       longopts);
 		}
 	}
 	if (allow && !http)
-		msg_usage(EXIT_PALLOC, "--allow-users needs --http");
+		msg_usage(PALLOC_EXIT_RUN_FAILED, "--allow-users needs --http");
 	if (!allow)
 		memset(&access, 0, sizeof(access));
 	if (http && serve_check_addr(http, &access) < 0)
-		msg_usage(EXIT_PALLOC, "cannot serve on '%s': %s", http,
-			  msg_last());
+		msg_usage(PALLOC_EXIT_RUN_FAILED, "cannot serve on '%s': %s",
+			  http, msg_last());
 	if (optind >= argc)
-		msg_usage(EXIT_PALLOC, "no program to run");
+		msg_usage(PALLOC_EXIT_RUN_FAILED, "no program to run");
 	err = resolve_program(argv[optind], path, sizeof(path));
 	if (err) {
 		msg_error("cannot run '%s': %s", argv[optind], strerror(err));
-		return err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+		return err == ENOENT ? PALLOC_EXIT_NOT_FOUND
+				     : PALLOC_EXIT_CANNOT_RUN;
 	}
 	check_preloadable(argv[optind], path);
 	agent = find_agent();
 	if (!agent)
-		return EXIT_PALLOC;
+		return PALLOC_EXIT_RUN_FAILED;
 	if (strpbrk(agent, ": \t")) {
-		msg_error("cannot preload '%s': LD_PRELOAD cannot name a path "
-			  "with a colon or a space",
-			  agent);
-		return EXIT_PALLOC;
+		msg_error(
+			"cannot preload '%s': LD_PRELOAD cannot name a path with a colon or a space",
+			agent);
+		return PALLOC_EXIT_RUN_FAILED;
 	}
 	if (!getcwd(cwd, sizeof(cwd))) {
 		msg_error("cannot get the working directory: %s",
 			  strerror(errno));
-		return EXIT_PALLOC;
+		return PALLOC_EXIT_RUN_FAILED;
 	}
 	if (!output)
 		output = getenv("PALLOC_OUTPUT");
@@ -1298,7 +1277,7 @@ int main(int argc, char **argv)
 		why = pattern_invalid(abs_pattern);
 	if (why) {
 		msg_error("invalid output pattern '%s': %s", output, why);
-		return EXIT_PALLOC;
+		return PALLOC_EXIT_RUN_FAILED;
 	}
 	check_output_dir(abs_pattern, output);
 
@@ -1337,8 +1316,8 @@ int main(int argc, char **argv)
 	if (col)
 		set_env(DELIVER_ENV, collect_env);
 	else
-		msg_error_last("warning: processes will write their profiles "
-			       "themselves");
+		msg_error_last(
+			"warning: processes will write their profiles themselves");
 	if (http)
 		srv = start_http(http, &access, raw, quiet);
 	fflush(NULL);
@@ -1350,7 +1329,8 @@ int main(int argc, char **argv)
 		run_oom_report(&oom, NULL, NULL);
 		serve_stop(srv);
 		collect_free(col);
-		return exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+		return exec_errno == ENOENT ? PALLOC_EXIT_NOT_FOUND
+					    : PALLOC_EXIT_CANNOT_RUN;
 	}
 	if (srv)
 		serve_set_root(srv, pid);
@@ -1369,17 +1349,15 @@ int main(int argc, char **argv)
 	    strcmp(abs_pattern, "/dev/null") != 0) {
 		if (WIFSIGNALED(status))
 			msg_warn(
-				"'%s' wrote no profile '%s': it was killed "
-				"by signal %d before the agent could write one",
+				"'%s' wrote no profile '%s': it was killed by signal %d before the agent could write one",
 				argv[optind], output, WTERMSIG(status));
 		else if (hello_note(col, pid))
 			msg_warn("'%s' wrote no profile '%s': it is %s",
 				 argv[optind], output, hello_note(col, pid));
 		else
-			msg_warn("'%s' wrote no profile '%s': did it exec a "
-				 "static or setuid program, or clear "
-				 "LD_PRELOAD?",
-				 argv[optind], output);
+			msg_warn(
+				"'%s' wrote no profile '%s': did it exec a static or setuid program, or clear LD_PRELOAD?",
+				argv[optind], output);
 	}
 	run_oom_report(&oom, argv[optind], cwd);
 	collect_free(col);
