@@ -14,6 +14,7 @@
 #include "palloc.h"
 #include "phdr.h"
 #include "pprof.h"
+#include "pprof_comments.h"
 
 #include <math.h>
 #include <time.h>
@@ -258,7 +259,7 @@ static int add_comments(struct pprof_profile *p,
 	if (title[0] && strcmp(title, proc->cmdline) != 0)
 		COMMENT("process title: %s (the program rewrote its argv)",
 			title);
-	COMMENT("pid: %d", (int)proc->pid);
+	rc |= pprof_comment_add_pid(p, proc->pid);
 	if (proc->parent_pid)
 		COMMENT("forked from pid %d: this profile starts at the fork",
 			(int)proc->parent_pid);
@@ -280,13 +281,14 @@ static int add_comments(struct pprof_profile *p,
 		unwind_mode_name(agent_cfg.unwind), agent_cfg.max_depth);
 	COMMENT("values: requested bytes; inuse: sampled allocations not yet "
 		"freed");
-	COMMENT("sampled allocations: %llu; dropped samples: %llu, about %lld "
-		"bytes allocated (stack table full at %zu stacks, or out of "
-		"memory)",
-		(unsigned long long)agent_sampled,
-		(unsigned long long)agent_dropped,
-		(long long)round_value(agent_dropped_bytes),
-		agent_tab.max_stacks);
+	rc |= pprof_comment_add_samples(
+		p, &(const struct pprof_comment_samples){
+			   .sampled = agent_sampled,
+			   .dropped = agent_dropped,
+			   .dropped_bytes =
+				   (uint64_t)round_value(agent_dropped_bytes),
+			   .max_stacks = agent_tab.max_stacks,
+		   });
 	COMMENT("counters: alloc_count %llu, free_count %llu, alloc_bytes %llu",
 		(unsigned long long)ac, (unsigned long long)fc,
 		(unsigned long long)ab);
@@ -318,7 +320,7 @@ static int add_comments(struct pprof_profile *p,
 			/* palloc-run prints "warning: " comments beside
 			 * the profile's summary line. */
 			fmt_init(&b, buf, sizeof(buf));
-			fmt_append(&b, "warning: ");
+			fmt_append(&b, PPROF_COMMENT_WARNING);
 			unseen_text(u, buf + b.len, sizeof(buf) - b.len);
 			rc |= pprof_add_comment(p, buf);
 		}

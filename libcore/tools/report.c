@@ -7,6 +7,7 @@
 
 #include "json.h"
 #include "msg.h"
+#include "pprof_comments.h"
 
 /* One function being summed; the name is not owned here. */
 struct node {
@@ -670,4 +671,53 @@ json_t *report_to_json(const struct report *r, size_t max_rows)
 		return NULL;
 	}
 	return o;
+}
+
+const char *report_human_bytes(int64_t v, char *buf, size_t len)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+	double d = (double)v;
+	size_t u = 0;
+
+	if (v < 1024 && v > -1024) {
+		snprintf(buf, len, "%lld B", (long long)v);
+		return buf;
+	}
+	d /= 1024;
+	while ((d >= 1024 || d <= -1024) && u + 1 < ARRAY_SIZE(units)) {
+		d /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.1f %s", d, units[u]);
+	return buf;
+}
+
+const char *report_dropped_text(uint64_t count, uint64_t bytes,
+				bool bytes_known, char *buf, size_t len)
+{
+	char b[32];
+
+	snprintf(buf, len,
+		 "%llu sample%s dropped%s%s (stack table full or out of "
+		 "memory)",
+		 (unsigned long long)count, count == 1 ? "" : "s",
+		 bytes_known ? ", about " : "",
+		 bytes_known ? report_human_bytes(bytes > INT64_MAX
+							  ? INT64_MAX
+							  : (int64_t)bytes,
+						  b, sizeof(b))
+			     : "");
+	return buf;
+}
+
+void report_warn_dropped(const struct pprof_profile *p, const char *shown)
+{
+	struct pprof_comment_samples s;
+	char d[128];
+
+	if (!pprof_comment_samples(p, &s) || s.dropped == 0)
+		return;
+	msg_warn("%s: %s", shown,
+		 report_dropped_text(s.dropped, s.dropped_bytes,
+				     s.dropped_bytes_known, d, sizeof(d)));
 }
