@@ -12,6 +12,13 @@
 #define SAMPLES_ABOUT ", about "
 #define SAMPLES_BYTES " bytes"
 #define PID_HEAD "pid: "
+#define PRESSURE_HEAD "memory pressure: cgroup v"
+#define PRESSURE_USAGE " usage "
+#define PRESSURE_LIMIT " bytes of a limit of "
+#define PRESSURE_PCT " bytes ("
+#define PRESSURE_THRESHOLD " % of the limit; threshold "
+#define PRESSURE_TIME " %) at unix time "
+#define PRESSURE_FROM ", from "
 
 int pprof_comment_add_samples(struct pprof_profile *p,
 			      const struct pprof_comment_samples *s)
@@ -38,6 +45,26 @@ int pprof_comment_add_pid(struct pprof_profile *p, long pid)
 	fmt_init(&b, buf, sizeof(buf));
 	fmt_append(&b, PID_HEAD "%ld", pid);
 	return pprof_add_comment(p, buf);
+}
+
+void pprof_comment_format_pressure(char *buf, size_t cap,
+				   const struct pprof_comment_pressure *m)
+{
+	struct fmt_buf b;
+
+	fmt_init(&b, buf, cap);
+	/* The parser's pieces below, with "%%" for "%". */
+	fmt_append(&b,
+		   PRESSURE_HEAD
+		   "%u" PRESSURE_USAGE "%llu" PRESSURE_LIMIT "%llu" PRESSURE_PCT
+		   "%llu.%llu %% of the limit; "
+		   "threshold %u %%) at unix time %lld.%03lld" PRESSURE_FROM
+		   "%s",
+		   m->version, (unsigned long long)m->usage,
+		   (unsigned long long)m->limit,
+		   (unsigned long long)(m->tenths / 10),
+		   (unsigned long long)(m->tenths % 10), m->threshold,
+		   (long long)m->sec, (long long)m->ms, m->usage_file);
 }
 
 /* Does *s start with head? Then move *s past it. */
@@ -89,6 +116,37 @@ bool pprof_comment_samples(const struct pprof_profile *p,
 			s->dropped_bytes = 0;
 		return true;
 	}
+	return false;
+}
+
+bool pprof_comment_pressure(const struct pprof_profile *p,
+			    struct pprof_comment_pressure *m)
+{
+	for (size_t i = 0; i < p->n_comments; i++) {
+		const char *c = p->comments[i];
+		uint64_t v, pct, pct10, thr, sec, ms;
+
+		memset(m, 0, sizeof(*m));
+		if (!c || !skip(&c, PRESSURE_HEAD) || !read_count(&c, &v) ||
+		    !skip(&c, PRESSURE_USAGE) || !read_count(&c, &m->usage) ||
+		    !skip(&c, PRESSURE_LIMIT) || !read_count(&c, &m->limit) ||
+		    !skip(&c, PRESSURE_PCT) || !read_count(&c, &pct) ||
+		    !skip(&c, ".") || !read_count(&c, &pct10) ||
+		    !skip(&c, PRESSURE_THRESHOLD) || !read_count(&c, &thr) ||
+		    !skip(&c, PRESSURE_TIME) || !read_count(&c, &sec) ||
+		    !skip(&c, ".") || !read_count(&c, &ms))
+			continue;
+		if (v > UINT_MAX || thr > UINT_MAX || pct > UINT64_MAX / 10 ||
+		    pct10 > 9 || sec > INT64_MAX / 1000000000 || ms > 999)
+			continue;
+		m->version = (unsigned)v;
+		m->tenths = pct * 10 + pct10;
+		m->threshold = (unsigned)thr;
+		m->sec = (int64_t)sec;
+		m->ms = (int64_t)ms;
+		return true;
+	}
+	memset(m, 0, sizeof(*m));
 	return false;
 }
 
