@@ -360,6 +360,11 @@ int main(int argc, char **argv)
 	new_p = read_profile(new_path);
 	if (!new_p)
 		goto out;
+	/* As palloc-run: the values leave out what the agent dropped. */
+	if (!quiet) {
+		report_warn_dropped(base, base_path);
+		report_warn_dropped(new_p, new_path);
+	}
 	if (diff_profiles(base, new_p, &d, warn_cb, &quiet) < 0) {
 		msg_error("cannot compare '%s' and '%s': %s", base_path,
 			  new_path, msg_last());

@@ -410,6 +410,8 @@ static int dump_file(const char *path, const struct opts *o)
 		msg_error("%s", msg_last());
 		return PALLOC_EXIT_TROUBLE;
 	}
+	/* As palloc-run: the values leave out what the agent dropped. */
+	report_warn_dropped(p, path);
 	if (o->symbolize && !o->no_symbolize)
 		symbolize(p, o->root ? o->root : "");
 	rc = output_profile(p, 0, path, o);

@@ -9,6 +9,7 @@
 #include "num.h"
 #include "pattern.h"
 #include "pprof.h"
+#include "pprof_comments.h"
 #include "report.h"
 #include "run-oom.h"
 #include "serve.h"
@@ -263,12 +264,6 @@ static void set_preload(const char *agent)
 	}
 }
 
-/* "12.3 MiB": cli_human(), the size format of every command. */
-static const char *human_bytes(int64_t v, char *buf, size_t len)
-{
-	return cli_human_signed(buf, len, v);
-}
-
 /* The path as the user would write it: relative to cwd when inside it. */
 static const char *display_path(const char *path, const char *cwd)
 {
@@ -334,63 +329,17 @@ struct summary {
 	char *warning;
 };
 
-/*
- * Read a decimal number of at most 19 digits (no sign, no space) at *s
- * and move *s past it. Returns false, *s unmoved, when there is none.
- */
-static bool read_count(const char **s, uint64_t *v)
-{
-	const char *q = *s;
-	uint64_t n = 0;
-
-	while (*q >= '0' && *q <= '9' && q - *s < 19)
-		n = n * 10 + (uint64_t)(*q++ - '0');
-	if (q == *s || (*q >= '0' && *q <= '9'))
-		return false;
-	*s = q;
-	*v = n;
-	return true;
-}
-
-/*
- * The agent's count of dropped samples: samples whose stack did not fit
- * in its stack table (the cap, 65536 stacks) or that it had no memory
- * for. Its profiles carry a comment
- *
- *   sampled allocations: N; dropped samples: M, about B bytes allocated
- *   (stack table full at 65536 stacks, or out of memory)
- *
- * (earlier agents wrote no ", about B bytes"). The profile is outside
- * input: a comment that does not read so counts as nothing dropped.
- */
+/* The agent's count of dropped samples (pprof_comments.h): a comment
+ * that does not read so counts as nothing dropped. */
 static void find_dropped(const struct pprof_profile *p, struct summary *sm)
 {
-	static const char head[] = "sampled allocations: ";
-	static const char mid[] = "; dropped samples: ";
-	static const char about[] = ", about ";
+	struct pprof_comment_samples s;
 
-	for (size_t i = 0; i < p->n_comments; i++) {
-		const char *c = p->comments[i];
-		uint64_t n;
-
-		if (!c || strncmp(c, head, strlen(head)) != 0)
-			continue;
-		c += strlen(head);
-		if (!read_count(&c, &n) || strncmp(c, mid, strlen(mid)) != 0)
-			continue;
-		c += strlen(mid);
-		if (!read_count(&c, &sm->dropped_count))
-			continue;
-		if (strncmp(c, about, strlen(about)) == 0) {
-			c += strlen(about);
-			sm->dropped_bytes_known =
-				read_count(&c, &sm->dropped_bytes) &&
-				strncmp(c, " bytes", 6) == 0;
-		}
-		if (!sm->dropped_bytes_known)
-			sm->dropped_bytes = 0;
+	if (!pprof_comment_samples(p, &s))
 		return;
-	}
+	sm->dropped_count = s.dropped;
+	sm->dropped_bytes = s.dropped_bytes;
+	sm->dropped_bytes_known = s.dropped_bytes_known;
 }
 
 /*
@@ -401,18 +350,14 @@ static void find_dropped(const struct pprof_profile *p, struct summary *sm)
  */
 static void find_warning(const struct pprof_profile *p, struct summary *sm)
 {
-	static const char head[] = "warning: ";
+	const char *w = pprof_comment_warning(p);
 
-	for (size_t i = 0; i < p->n_comments && !sm->warning; i++) {
-		const char *c = p->comments[i];
-
-		if (!c || strncmp(c, head, strlen(head)) != 0)
-			continue;
-		sm->warning = strdup(c + strlen(head));
-		for (char *q = sm->warning; q && *q; q++)
-			if ((unsigned char)*q < 0x20 || *q == 0x7f)
-				*q = '?';
-	}
+	if (!w)
+		return;
+	sm->warning = strdup(w);
+	for (char *q = sm->warning; q && *q; q++)
+		if ((unsigned char)*q < 0x20 || *q == 0x7f)
+			*q = '?';
 }
 
 /*
@@ -525,22 +470,12 @@ static const char *short_name(const char *name, char *out, size_t size)
  */
 static const char *dropped_text(const struct summary *sm, char *buf, size_t len)
 {
-	char b[32];
-
 	if (sm->dropped_count == 0)
 		return "";
-	snprintf(
-		buf, len,
-		"; %llu sample%s dropped%s%s (stack table full or out of memory)",
-		(unsigned long long)sm->dropped_count,
-		sm->dropped_count == 1 ? "" : "s",
-		sm->dropped_bytes_known ? ", about " : "",
-		sm->dropped_bytes_known
-			? human_bytes(sm->dropped_bytes > INT64_MAX
-					      ? INT64_MAX
-					      : (int64_t)sm->dropped_bytes,
-				      b, sizeof(b))
-			: "");
+	buf[0] = ';';
+	buf[1] = ' ';
+	report_dropped_text(sm->dropped_count, sm->dropped_bytes,
+			    sm->dropped_bytes_known, buf + 2, len - 2);
 	return buf;
 }
 
@@ -555,9 +490,9 @@ static void print_summary(const struct summary *sm)
 	fprintf(stderr,
 		"%s: wrote %s: alloc %s in %lld objects, inuse %s in %lld objects, top %s: %s%s\n",
 		msg_prog(), sm->shown,
-		human_bytes(sm->alloc_space, a, sizeof(a)),
+		cli_human_signed(a, sizeof(a), sm->alloc_space),
 		(long long)sm->alloc_objects,
-		human_bytes(sm->inuse_space, b, sizeof(b)),
+		cli_human_signed(b, sizeof(b), sm->inuse_space),
 		(long long)sm->inuse_objects, sm->kind,
 		*sm->top ? short_name(sm->top, top, sizeof(top))
 			 : "(no samples)",
@@ -672,9 +607,9 @@ static void print_summaries(struct summary *sms, size_t n)
 	fprintf(stderr,
 		"%s: and %zu more profiles with less allocated: alloc %s in %lld objects, inuse %s in %lld objects%s\n",
 		msg_prog(), n - shown,
-		human_bytes(rest.alloc_space, a, sizeof(a)),
+		cli_human_signed(a, sizeof(a), rest.alloc_space),
 		(long long)rest.alloc_objects,
-		human_bytes(rest.inuse_space, b, sizeof(b)),
+		cli_human_signed(b, sizeof(b), rest.inuse_space),
 		(long long)rest.inuse_objects,
 		dropped_text(&rest, d, sizeof(d)));
 	if (warned)

@@ -3,6 +3,7 @@
 #include "run-oom.h"
 #include "cgroup.h"
 #include "msg_cli.h"
+#include "pprof_comments.h"
 #include "report.h"
 
 #include <limits.h>
@@ -51,33 +52,6 @@ void run_oom_start(struct run_oom *o)
 	cgroup_mem_free(&m);
 }
 
-/* The agent's pressure comment (pressure.c): usage, limit, tenths of a
- * percent, unix time in ms. */
-struct pressure_note {
-	bool have;
-	unsigned long long usage, limit, pct, pct10;
-	long long sec;
-	long ms;
-};
-
-static void find_note(const struct pprof_profile *p, struct pressure_note *n)
-{
-	for (size_t i = 0; i < p->n_comments && !n->have; i++) {
-		const char *c = p->comments[i];
-		int v;
-
-		if (!c || strncmp(c, "memory pressure: ", 17) != 0)
-			continue;
-		n->have = sscanf(c,
-				 "memory pressure: cgroup v%d usage %llu bytes "
-				 "of a limit of %llu bytes (%llu.%llu %% of "
-				 "the limit; threshold %*u %%) at unix time "
-				 "%lld.%ld",
-				 &v, &n->usage, &n->limit, &n->pct, &n->pct10,
-				 &n->sec, &n->ms) == 7;
-	}
-}
-
 /* The profile of pid written last (by its file's modification time). */
 static const struct collect_item *last_profile(const struct collect *col,
 					       pid_t pid, struct stat *out)
@@ -118,7 +92,8 @@ void run_oom_check(struct run_oom *o, pid_t pid, const struct collect *col,
 	uint64_t kills = 0;
 	const char *src;
 	const struct collect_item *it;
-	struct pressure_note note = {0};
+	struct pprof_comment_pressure note;
+	bool have = false;
 	struct pprof_profile *p;
 	struct stat st;
 	mode_t mode;
@@ -139,13 +114,13 @@ void run_oom_check(struct run_oom *o, pid_t pid, const struct collect *col,
 				 st.st_mtim.tv_nsec);
 	p = collect_read(it, &mode);
 	if (p)
-		find_note(p, &note);
+		have = pprof_comment_pressure(p, &note);
 	pprof_free(p);
-	if (!note.have)
+	if (!have)
 		return;
 	if (note.limit)
 		o->limit = note.limit;
-	o->pct10 = (int)(note.pct * 10 + note.pct10);
+	o->pct10 = note.tenths > INT_MAX ? INT_MAX : (int)note.tenths;
 	o->age_ns = killed_ns - (note.sec * 1000000000 + note.ms * 1000000);
 }
 

@@ -77,8 +77,9 @@ rule "agent side: malloc family only in the files that may" \
 	"agent/hooks.c agent/control.c agent/allocstats.c pprof/pprof_delta.c pprof/pprof.c base/msg.c wire/http.c wire/ctlsock.c" \
 	"$call(malloc|calloc|realloc|reallocarray|free|strdup|strndup|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|asprintf|vasprintf)[[:space:]]*\\("
 
-# Locks: the agent's own only (its registry, its arena, lock.c's futex).
+# Locks: the agent's own only (its thread registry in threads.c, taken by
+# agent.c's fork handlers too, its arena, lock.c's futex).
 rule "agent side: pthread locks only on the agent's own" \
-	"agent/agent.c agent/hooks.c agent/arena.c agent/lock.c" \
+	"agent/agent.c agent/threads.c agent/arena.c agent/lock.c" \
 	"$call(pthread_mutex_lock|pthread_mutex_trylock|pthread_mutex_timedlock|pthread_rwlock_[a-z]*lock|pthread_spin_lock|sem_wait|sem_timedwait|flockfile)[[:space:]]*\\("
 done_testing

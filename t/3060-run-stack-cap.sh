@@ -3,13 +3,14 @@
 # The agent's stack table cap (65536 stacks, issue 6 target 4): examples/
 # stacks at rate 1 with 2^17 distinct allocating stacks keeps at most 65536
 # of them, counts every other sample as dropped, with its bytes, in the
-# profile's comment, and palloc-run's summary line says so; with 2^12
-# stacks nothing is dropped and the line says nothing about it.
+# profile's comment, and palloc-run's summary line says so (palloc-dump
+# and palloc-diff in a warning, in the same words); with 2^12 stacks
+# nothing is dropped and the line says nothing about it.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 . "$top_srcdir/t/lib-run.sh"
 . "$top_srcdir/t/lib-examples.sh"
 example stacks
-plan 16
+plan 18
 
 CAP=65536
 
@@ -130,6 +131,16 @@ else
 	sed 's/^/# /' cap.line
 fi
 diag "$(cat cap.line)"
+# palloc-dump and palloc-diff read the same comment (pprof_comments.c) and
+# say the same in a warning line.
+drop_text=$(sed -n 's/^palloc-run: wrote cap.pb.gz: .*; \([0-9]* samples dropped, .*\)$/\1/p' cap.line)
+palloc-dump -t cap.pb.gz >dump.out 2>dump.err
+check "palloc-dump cap.pb.gz: one warning line, palloc-run's words" \
+	one_line dump.err "palloc-dump: warning: cap.pb.gz: ${drop_text:-?}"
+palloc-diff cap.pb.gz cap.pb.gz >diff.out 2>diff.err
+check "palloc-diff cap.pb.gz cap.pb.gz: a warning line for each, the same" \
+	[ "$(cat diff.err)" = "palloc-diff: warning: cap.pb.gz: ${drop_text:-?}
+palloc-diff: warning: cap.pb.gz: ${drop_text:-?}" ]
 
 # ---- 2^12 paths: under the cap ----
 run_stacks small 12

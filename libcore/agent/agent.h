@@ -9,8 +9,8 @@
 /*
  * libpalloc.so is built from the files in libcore/agent/ and the few
  * libcore modules it needs. This header is the seam between the interposer and
- * sampler (hooks.c, agent.c) and the control socket server and
- * allocator statistics (control.c, allocstats.c: helper F). Nothing here is
+ * sampler (hooks.c, threads.c, encode.c, agent.c) and the control socket server
+ * and allocator statistics (control.c, allocstats.c: helper F). Nothing here is
  * exported from the .so (-fvisibility=hidden); libpalloc.map pins the exports.
  *
  * Every function here may be called from any thread once the agent is

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* State shared by the interposer (hooks.c) and the agent's control side
- * (agent.c). */
+/* State shared inside the agent: the interposer (bootstrap.c, threads.c,
+ * hooks.c, hooks_cxx.c), the encoder and the life cycle (agent.c). */
 #ifndef PALLOC_AGENT_INT_H
 #define PALLOC_AGENT_INT_H
 
@@ -18,7 +18,7 @@
  * Per-thread state, in initial-exec TLS so that the hot path reaches it
  * with one %fs-relative access and no call to __tls_get_addr (which may
  * allocate on first use). Initialised by the loader from the TLS image
- * (hooks.c): all zero except slow_free. left == 0 sends a thread's first
+ * (threads.c): all zero except slow_free. left == 0 sends a thread's first
  * allocation to the slow path, slow_free == 1 its first free; either
  * registers the thread.
  */
@@ -50,8 +50,8 @@ struct agent_thread {
 	 * alloc_bytes (requested bytes, summed) is bytes_base - left, mod
 	 * 2^64: malloc's fast path lowers left by n and so counts n bytes
 	 * with no add of its own. Any other change of left goes through
-	 * count_bytes() (hooks.c), which moves bytes_base with it under seq,
-	 * a seqcount (odd while the pair changes) for readers on other
+	 * count_bytes() (hooks_int.h), which moves bytes_base with it under
+	 * seq, a seqcount (odd while the pair changes) for readers on other
 	 * threads.
 	 */
 	uint64_t bytes_base;
@@ -142,7 +142,7 @@ void modtab_child_end(void);
 int modtab_real_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *),
 			void *data);
 
-/* hooks.c */
+/* bootstrap.c: the real allocator */
 
 /* Resolve the real allocator functions (idempotent; _exit(127) with a
  * message when malloc/free/calloc/realloc have no next definition). */
@@ -157,24 +157,65 @@ void agent_resolve_real(void);
 int agent_malloc_definer(struct phdr_definition *def);
 /* The real free, for memory that came from the real allocator. */
 void agent_real_free(void *p);
+/* Mark the bootstrap buffer's blocks in the live-block filter, so frees
+ * of them leave the fast path (after stacktab_reset, e.g. in a fork
+ * child; agent_resolve_real() marks them first when the real allocator is
+ * resolved). */
+void agent_boot_mark(void);
+
+/* threads.c: the thread registry (agent_tls, agent_reg_lock) */
+
+/* Create the pthread key whose destructor folds an exiting thread. */
+int agent_threads_init(void);
+/* Per-thread setup for the calling thread (registry, PRNG, countdown,
+ * slow_free). */
+void agent_thread_setup(struct agent_thread *t);
 /* Sum the counters of every registered thread plus the exited ones. */
 void agent_sum_counters(uint64_t *alloc_count, uint64_t *free_count,
 			uint64_t *alloc_bytes, uint64_t *reentries,
 			uint64_t *samples);
-/* Per-thread setup for the calling thread (registry, PRNG, countdown,
- * slow_free). */
-void agent_thread_setup(struct agent_thread *t);
 /* After fork, in the child: only the calling thread is left; zero all
  * counters and the registry. */
 void agent_threads_after_fork_child(void);
-/* Mark the bootstrap buffer's blocks in the live-block filter, so frees
- * of them leave the fast path (after stacktab_reset, e.g. in a fork
- * child; hooks.c marks them first when the real allocator is resolved). */
-void agent_boot_mark(void);
-/* Create the pthread key whose destructor folds an exiting thread. */
-int agent_threads_init(void);
 
-/* agent.c */
+/* agent.c: the life cycle */
+
+/* PALLOC_MAX_DEPTH's upper bound: the deepest stack a profile holds. */
+#define MAX_DEPTH_LIMIT 256
+
+/* Lock l: with bounded retries when exiting (another thread may be stuck
+ * holding it), blocking otherwise. 0 or -1. */
+int agent_lock_bounded(struct agent_lock *l, bool bounded);
+
+/* A sum of weights as a sample value: rounded, never negative. */
+static inline int64_t round_value(double v)
+{
+	if (!(v > 0.5))
+		return 0; /* negative rounding residue, or NaN */
+	if (v > 9.2e18)
+		return INT64_MAX;
+	return (int64_t)(v + 0.5);
+}
+
+/* encode.c: the stack table as a profile */
+
+struct unseen;
+/* What the life cycle knows of the process, for the profile's comments. */
+struct agent_process {
+	const char *cmdline;
+	int pid;
+	int parent_pid; /* a fork child: the pid it was forked from; else 0 */
+	uint64_t alloc_at_init; /* alloc_count when the agent started */
+	const struct unseen *exit_unseen; /* measured at exit, else NULL */
+};
+/*
+ * The current profile, default sample type dflt, in the agent's arena;
+ * the caller sets its times. Caller holds agent_dump_lock; exiting: wait
+ * for the stack table's lock a bounded time only. NULL with msg_set() on
+ * failure.
+ */
+struct pprof_profile *agent_encode(const struct agent_process *proc,
+				   bool exiting, const char *dflt);
 
 /* The program has (or is about to have) a thread of its own: start the
  * agent's threads, once (before init: at init). Guard may be held. */

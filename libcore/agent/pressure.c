@@ -22,6 +22,7 @@
 #include "fmt.h"
 #include "msg.h"
 #include "num.h"
+#include "pprof_comments.h"
 #include "smallfile.h"
 
 #include <fcntl.h>
@@ -391,16 +392,17 @@ static unsigned check_now(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	fmt_init(&b, seq, sizeof(seq));
 	fmt_append(&b, "at%u", pr.thresholds[hit]);
-	fmt_init(&b, comment, sizeof(comment));
-	fmt_append(&b,
-		   "memory pressure: cgroup v%d usage %llu bytes of a limit of "
-		   "%llu bytes (%llu.%llu %% of the limit; threshold %u %%) at "
-		   "unix time %lld.%03ld, from %s",
-		   pr.version, (unsigned long long)usage,
-		   (unsigned long long)pr.limit,
-		   (unsigned long long)(tenths / 10),
-		   (unsigned long long)(tenths % 10), pr.thresholds[hit],
-		   (long long)ts.tv_sec, ts.tv_nsec / 1000000, pr.usage_file);
+	pprof_comment_format_pressure(comment, sizeof(comment),
+				      &(const struct pprof_comment_pressure){
+					      .version = (unsigned)pr.version,
+					      .usage = usage,
+					      .limit = pr.limit,
+					      .tenths = tenths,
+					      .threshold = pr.thresholds[hit],
+					      .sec = (int64_t)ts.tv_sec,
+					      .ms = ts.tv_nsec / 1000000,
+					      .usage_file = pr.usage_file,
+				      });
 	if (agent_dump_pressure(seq, comment) < 0 && errno != ESHUTDOWN)
 		fmt_warn("pressure profile %s not written: %s", seq,
 			 msg_last());

@@ -6,7 +6,9 @@
 #include <math.h>
 
 #include "json.h"
+#include "cli.h"
 #include "msg_cli.h"
+#include "pprof_comments.h"
 
 /* One function being summed; the name is not owned here. */
 struct node {
@@ -670,4 +672,34 @@ json_t *report_to_json(const struct report *r, size_t max_rows)
 		return NULL;
 	}
 	return o;
+}
+
+const char *report_dropped_text(uint64_t count, uint64_t bytes,
+				bool bytes_known, char *buf, size_t len)
+{
+	char b[32];
+
+	snprintf(
+		buf, len,
+		"%llu sample%s dropped%s%s (stack table full or out of memory)",
+		(unsigned long long)count, count == 1 ? "" : "s",
+		bytes_known ? ", about " : "",
+		bytes_known
+			? cli_human_signed(b, sizeof(b),
+					   bytes > INT64_MAX ? INT64_MAX
+							     : (int64_t)bytes)
+			: "");
+	return buf;
+}
+
+void report_warn_dropped(const struct pprof_profile *p, const char *shown)
+{
+	struct pprof_comment_samples s;
+	char d[128];
+
+	if (!pprof_comment_samples(p, &s) || s.dropped == 0)
+		return;
+	msg_warn("%s: %s", shown,
+		 report_dropped_text(s.dropped, s.dropped_bytes,
+				     s.dropped_bytes_known, d, sizeof(d)));
 }

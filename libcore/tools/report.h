@@ -166,6 +166,22 @@ const struct report_row *report_find(const struct report *r, const char *name);
 char *report_format_value(int64_t v, const char *unit, char *buf, size_t len);
 
 /*
+ * The samples the agent dropped (its "dropped samples" comment,
+ * pprof_comments.h), for people: "65540 samples dropped, about 4.0 MiB
+ * (stack table full or out of memory)", "about" only when bytes_known.
+ * Returns buf.
+ */
+const char *report_dropped_text(uint64_t count, uint64_t bytes,
+				bool bytes_known, char *buf, size_t len);
+
+/*
+ * When the agent that wrote p dropped samples, warn on stderr (msg_warn):
+ * "palloc-X: warning: SHOWN: <report_dropped_text>". Those samples are in
+ * none of p's values.
+ */
+void report_warn_dropped(const struct pprof_profile *p, const char *shown);
+
+/*
  * Print the pprof -top table: "Type: TYPE", "Showing nodes accounting for
  * X, P% of TOTAL total" (X: the sum of the rows shown), "Showing top N
  * nodes out of M" when rows are cut, the column titles

@@ -4,6 +4,7 @@
 #include "perfmap.h"
 #include "symcache.h"
 #include "pprof_int.h"
+#include "pprof_comments.h"
 #include "msg.h"
 #include "infile.h"
 
@@ -1616,25 +1617,6 @@ named:
 		md->any_line = true;
 }
 
-/* The pid the agent wrote in the profile's "pid: N" comment, or 0. */
-static long profile_pid(const struct pprof_profile *p)
-{
-	for (size_t i = 0; i < p->n_comments; i++) {
-		const char *c = p->comments[i];
-		char *end;
-		long pid;
-
-		if (strncmp(c, "pid: ", 5) != 0)
-			continue;
-		errno = 0;
-		pid = strtol(c + 5, &end, 10);
-		if (errno || end == c + 5 || *end || pid <= 0)
-			return 0;
-		return pid;
-	}
-	return 0;
-}
-
 /*
  * The perf map of the profiled process: root/tmp/perf-PID.map with the
  * pid the process knew itself by (the agent's comment), owned by root,
@@ -1644,7 +1626,7 @@ static long profile_pid(const struct pprof_profile *p)
  */
 static struct perfmap *open_perfmap(struct symbolizer *s)
 {
-	long pid = profile_pid(s->p);
+	long pid = pprof_comment_pid(s->p);
 	size_t len = strlen(s->root), n_uids = 0;
 	char path[4096], proc[4096];
 	struct perfmap *pm;

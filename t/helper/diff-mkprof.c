@@ -18,6 +18,8 @@
  *   default TYPE                   default sample type
  *   mapping FILE START LIMIT OFFSET [BUILD_ID]
  *   sample V... ; FRAME...         values, then frames leaf first
+ *   comment TEXT                   a profile comment, TEXT verbatim to the
+ *                                  end of the line ('#' included)
  * A FRAME is ADDR (an unsymbolized address, 0x hex, in the mapping that
  * contains it) or [ADDR=]LINE[|LINE...] (one location, innermost inlined
  * line first), a LINE being FUNC or FUNC@FILE:LINENO. Equal frame words
@@ -177,6 +179,12 @@ static int from_text(const char *out)
 		size_t n = 0;
 
 		lineno++;
+		if (strncmp(line, "comment ", 8) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			if (pprof_add_comment(p, line + 8) < 0)
+				die("comment");
+			continue;
+		}
 		if (hash)
 			*hash = '\0';
 		for (w = strtok_r(line, " \t\n", &save); w && n < 512;

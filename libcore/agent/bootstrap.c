@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The real allocator: its functions found after the agent with
+ * dlsym(RTLD_NEXT), and the bootstrap buffer that serves the allocations
+ * dlsym itself makes meanwhile.
+ */
+#include "hooks_int.h"
+#include "fmt.h"
+#include "phdr.h"
+
+#include <dlfcn.h>
+#include <sched.h>
+#include <unistd.h>
+
+static void *stub_malloc(size_t n);
+static void stub_free(void *p);
+static void *stub_calloc(size_t n, size_t size);
+static void *stub_realloc(void *p, size_t n);
+
+struct agent_real agent_real = {
+	.malloc = stub_malloc,
+	.free = stub_free,
+	.calloc = stub_calloc,
+	.realloc = stub_realloc,
+};
+
+char agent_boot_buf[BOOT_SIZE] __attribute__((aligned(64)));
+static size_t boot_used;
+
+static void *boot_alloc(size_t n, size_t align)
+{
+	size_t off, total;
+
+	if (align < 16)
+		align = 16;
+	if (n > BOOT_SIZE || align > 4096) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	total = (n + 15) & ~(size_t)15;
+	for (;;) {
+		size_t used = __atomic_load_n(&boot_used, __ATOMIC_RELAXED);
+
+		off = (used + 16 + align - 1) & ~(align - 1);
+		if (off + total > BOOT_SIZE) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		if (__atomic_compare_exchange_n(&boot_used, &used, off + total,
+						false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			break;
+	}
+	*(size_t *)(agent_boot_buf + off - 16) = n;
+	return agent_boot_buf + off; /* static storage: already zero */
+}
+
+void agent_boot_mark(void)
+{
+	size_t used = __atomic_load_n(&boot_used, __ATOMIC_ACQUIRE);
+
+	/*
+	 * Every block boot_alloc() returns starts at a multiple of 16 inside
+	 * [agent_boot_buf, agent_boot_buf + used): mark each such address's
+	 * filter slot (a few dozen; at most 4096 slots, 6 % of the filter, if
+	 * dlsym filled the whole buffer). Called while no sampled block can be
+	 * added concurrently (resolution, fork child), so marking without
+	 * the lock does not race with stacktab's updates under it.
+	 * The marks are never removed: a sampled block or a free that
+	 * hashes to a marked slot only takes the slow path.
+	 */
+	for (size_t off = 16; off < used; off += 16)
+		stacktab_mark(&agent_tab, (uintptr_t)(agent_boot_buf + off));
+}
+
+static int resolve_state; /* 0 not yet, 1 in progress, 2 done */
+static __thread bool resolving __attribute__((tls_model("initial-exec")));
+
+/* Does f lie in the agent's own object? */
+static bool is_self(void *f)
+{
+	Dl_info a, b;
+
+	return dladdr(f, &a) && dladdr((void *)&is_self, &b) &&
+	       a.dli_fbase == b.dli_fbase;
+}
+
+static void *next_sym(const char *name, bool required)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+
+	/*
+	 * Nothing after the agent: it was preloaded after the allocator
+	 * (LD_PRELOAD=libc.so.6:libpalloc.so, or jemalloc first). Then the
+	 * program's calls never reach the agent anyway; use the first
+	 * definition, which is not ours (agent_init warns).
+	 */
+	if (!f) {
+		f = dlsym(RTLD_DEFAULT, name);
+		if (f && is_self(f))
+			f = NULL;
+	}
+	if (!f && required) {
+		fmt_warn("cannot find the real '%s' after the agent in the "
+			 "symbol search order; exiting",
+			 name);
+		_exit(127);
+	}
+	return f;
+}
+
+void agent_resolve_real(void)
+{
+	int zero = 0, saved;
+	struct agent_thread *t = &agent_tls;
+
+	if (__atomic_load_n(&resolve_state, __ATOMIC_ACQUIRE) == 2 || resolving)
+		return;
+	if (!__atomic_compare_exchange_n(&resolve_state, &zero, 1, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		/* Another thread resolves: wait for it (it holds the loader
+		 * lock for microseconds). */
+		while (__atomic_load_n(&resolve_state, __ATOMIC_ACQUIRE) != 2)
+			sched_yield();
+		return;
+	}
+	saved = errno;
+	resolving = true;
+	t->guard++;
+	t->quiet++;
+	{
+		malloc_fn m = (malloc_fn)next_sym("malloc", true);
+		free_fn f = (free_fn)next_sym("free", true);
+		calloc_fn c = (calloc_fn)next_sym("calloc", true);
+		realloc_fn r = (realloc_fn)next_sym("realloc", true);
+
+		agent_real.posix_memalign =
+			(posix_memalign_fn)next_sym("posix_memalign", false);
+		agent_real.aligned_alloc =
+			(memalign_fn)next_sym("aligned_alloc", false);
+		agent_real.memalign = (memalign_fn)next_sym("memalign", false);
+		agent_real.valloc = (malloc_fn)next_sym("valloc", false);
+		agent_real.pvalloc = (malloc_fn)next_sym("pvalloc", false);
+		agent_real.free_sized =
+			(free_sized_fn)next_sym("free_sized", false);
+		agent_real.free_aligned_sized = (free_aligned_sized_fn)next_sym(
+			"free_aligned_sized", false);
+		agent_real.znwm = (new_fn)next_sym("_Znwm", false);
+		agent_real.znam = (new_fn)next_sym("_Znam", false);
+		agent_real.znwm_nt =
+			(new_nt_fn)next_sym("_ZnwmRKSt9nothrow_t", false);
+		agent_real.znam_nt =
+			(new_nt_fn)next_sym("_ZnamRKSt9nothrow_t", false);
+		agent_real.znwm_al =
+			(new_al_fn)next_sym("_ZnwmSt11align_val_t", false);
+		agent_real.znam_al =
+			(new_al_fn)next_sym("_ZnamSt11align_val_t", false);
+		agent_real.znwm_al_nt = (new_al_nt_fn)next_sym(
+			"_ZnwmSt11align_val_tRKSt9nothrow_t", false);
+		agent_real.znam_al_nt = (new_al_nt_fn)next_sym(
+			"_ZnamSt11align_val_tRKSt9nothrow_t", false);
+		agent_real.zdlpv = (del_fn)next_sym("_ZdlPv", false);
+		agent_real.zdapv = (del_fn)next_sym("_ZdaPv", false);
+		agent_real.zdlpv_sz = (del_sz_fn)next_sym("_ZdlPvm", false);
+		agent_real.zdapv_sz = (del_sz_fn)next_sym("_ZdaPvm", false);
+		agent_real.zdlpv_nt =
+			(del_nt_fn)next_sym("_ZdlPvRKSt9nothrow_t", false);
+		agent_real.zdapv_nt =
+			(del_nt_fn)next_sym("_ZdaPvRKSt9nothrow_t", false);
+		agent_real.zdlpv_al =
+			(del_al_fn)next_sym("_ZdlPvSt11align_val_t", false);
+		agent_real.zdapv_al =
+			(del_al_fn)next_sym("_ZdaPvSt11align_val_t", false);
+		agent_real.zdlpv_sz_al =
+			(del_sz_al_fn)next_sym("_ZdlPvmSt11align_val_t", false);
+		agent_real.zdapv_sz_al =
+			(del_sz_al_fn)next_sym("_ZdaPvmSt11align_val_t", false);
+		agent_real.zdlpv_al_nt = (del_al_nt_fn)next_sym(
+			"_ZdlPvSt11align_val_tRKSt9nothrow_t", false);
+		agent_real.zdapv_al_nt = (del_al_nt_fn)next_sym(
+			"_ZdaPvSt11align_val_tRKSt9nothrow_t", false);
+		/* The four required ones last: until here the stubs serve.
+		 * From here on frees of bootstrap blocks reach the hooks'
+		 * fast path, which sees them through their filter marks. */
+		agent_boot_mark();
+		agent_real.calloc = c;
+		agent_real.realloc = r;
+		agent_real.free = f;
+		agent_real.malloc = m;
+	}
+	t->quiet--;
+	t->guard--;
+	resolving = false;
+	__atomic_store_n(&resolve_state, 2, __ATOMIC_RELEASE);
+	errno = saved; /* dlsym may have set it */
+}
+
+static void *stub_malloc(size_t n)
+{
+	agent_resolve_real();
+	if (agent_real.malloc == stub_malloc)
+		return boot_alloc(n, 16);
+	return agent_real.malloc(n);
+}
+
+static void stub_free(void *p)
+{
+	if (is_boot(p) || !p)
+		return;
+	agent_resolve_real();
+	if (agent_real.free != stub_free)
+		agent_real.free(p);
+}
+
+static void *stub_calloc(size_t n, size_t size)
+{
+	size_t total;
+
+	agent_resolve_real();
+	if (agent_real.calloc != stub_calloc)
+		return agent_real.calloc(n, size);
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return boot_alloc(total, 16);
+}
+
+static void *stub_realloc(void *p, size_t n)
+{
+	void *q;
+
+	agent_resolve_real();
+	if (agent_real.realloc != stub_realloc && !is_boot(p))
+		return agent_real.realloc(p, n);
+	q = agent_real.malloc(n);
+	if (q && p)
+		memcpy(q, p, boot_size(p) < n ? boot_size(p) : n);
+	return q;
+}
+
+/*
+ * Not dlsym(RTLD_DEFAULT, "malloc"): for a non-PIE executable that takes
+ * malloc's address (Debian's python3), that is the executable's canonical
+ * PLT entry, an undefined symbol with a value, whose calls do reach the
+ * agent. What decides is the first object in the search order that
+ * defines malloc (phdr_first_definition).
+ */
+int agent_malloc_definer(struct phdr_definition *def)
+{
+	if (phdr_first_definition("malloc", def) < 0)
+		return 0;
+	if (is_self((void *)def->addr))
+		return 0;
+	return def->is_main ? 1 : 2;
+}
+
+void agent_real_free(void *p)
+{
+	if (!is_boot(p))
+		agent_real.free(p);
+}

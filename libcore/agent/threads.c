@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The thread registry: each thread's counters (agent_tls), registered on
+ * its first call, summed for the profiles, folded in at thread exit and
+ * reset in a fork child.
+ */
+#include "hooks_int.h"
+#include "sampler.h"
+
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+/* In .tdata: every thread starts with slow_free set (see on_free). */
+__thread struct agent_thread agent_tls
+	__attribute__((tls_model("initial-exec"))) = {.slow_free = 1};
+
+/*
+ * alloc_bytes of thread t, read from any thread: the reader half of the
+ * seqcount. A writer interrupted for good inside count_bytes() (a signal
+ * handler that longjmps out of it) leaves seq odd; after 1000 tries the
+ * last reading is taken, off by at most one sampling interval.
+ */
+static uint64_t thread_alloc_bytes(const struct agent_thread *t)
+{
+	uint64_t base, left;
+
+	for (int i = 0;; i++) {
+		unsigned seq = __atomic_load_n(&t->seq, __ATOMIC_ACQUIRE);
+
+		base = __atomic_load_n(&t->bytes_base, __ATOMIC_RELAXED);
+		left = __atomic_load_n(&t->left, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if ((!(seq & 1) &&
+		     __atomic_load_n(&t->seq, __ATOMIC_RELAXED) == seq) ||
+		    i >= 1000)
+			break;
+		if (i >= 10)
+			sched_yield();
+	}
+	return base - left;
+}
+
+static struct agent_thread *registry;
+/* Counters of threads that have exited (and of pre-fork threads: no). */
+static uint64_t gone_alloc_count, gone_free_count, gone_alloc_bytes,
+	gone_reentries, gone_samples;
+static pthread_key_t thread_key;
+static bool thread_key_ok;
+
+/*
+ * The key destructor: fold the exiting thread into the sums, unregister.
+ * The program's own key destructors (thread caches) still allocate and
+ * free after ours, in the same round; so we set the key again and fold in
+ * the last round glibc runs (PTHREAD_DESTRUCTOR_ITERATIONS), else those
+ * calls would be missing from alloc_count and free_count (t/3017).
+ */
+static void thread_exit(void *arg)
+{
+	struct agent_thread *t = arg;
+
+	if (t != &agent_tls || t->state != AGENT_THREAD_LIVE)
+		return;
+	if (++t->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS) {
+		/* pthread_setspecific may calloc a key page. */
+		t->guard++;
+		t->quiet++;
+		pthread_setspecific(thread_key, t);
+		t->quiet--;
+		t->guard--;
+		return;
+	}
+	pthread_mutex_lock(&agent_reg_lock);
+	gone_alloc_count += t->alloc_count;
+	gone_free_count += t->free_count;
+	gone_alloc_bytes += t->bytes_base - t->left;
+	gone_reentries += t->reentries;
+	gone_samples += t->samples;
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		registry = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	t->next = t->prev = NULL;
+	t->state = AGENT_THREAD_EXITED;
+	pthread_mutex_unlock(&agent_reg_lock);
+	/*
+	 * The rest of this thread's teardown still allocates and frees
+	 * (glibc's own TLS and stack cache). Frees of sampled blocks are still
+	 * seen (they do not depend on the thread); allocations are counted in
+	 * the now unregistered block, i.e. not at all, and never sampled.
+	 */
+	t->guard++;
+	count_bytes(t, 0, UINT64_MAX);
+	t->guard--;
+	t->sample_left = UINT64_MAX;
+}
+
+int agent_threads_init(void)
+{
+	if (pthread_key_create(&thread_key, thread_exit) != 0)
+		return -1;
+	thread_key_ok = true;
+	return 0;
+}
+
+/*
+ * With PALLOC_SEED=N (not 0), thread k of the process (k counted in the
+ * order threads first reach the agent's slow path; a fork child goes on
+ * counting from its parent's value) draws from the stream seeded by (N, k):
+ * a program whose threads allocate the same sequence in the same order
+ * then samples the same allocations in every run. Without it, the seed
+ * mixes pid, tid, the clock and the TLS address.
+ */
+static uint64_t seed_serial;
+
+void agent_thread_setup(struct agent_thread *t)
+{
+	struct timespec ts;
+	int saved = errno;
+
+	if (agent_cfg.seed) {
+		uint64_t k =
+			__atomic_fetch_add(&seed_serial, 1, __ATOMIC_RELAXED);
+
+		t->rng = sampler_seed(agent_cfg.seed, k, 0x9a110c);
+	} else {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t->rng = sampler_seed(
+			(uint64_t)getpid() << 32 ^ (uint64_t)gettid(),
+			(uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30,
+			(uintptr_t)t);
+	}
+	t->name_time_ns = 0;
+	/* Exact mode sends every free to the slow path, for its size. */
+	t->slow_free = agent_mode == AGENT_ON && agent_cfg.exact;
+	t->guard++;
+	if (agent_mode != AGENT_ON) {
+		count_bytes(t, 0, UINT64_MAX);
+		t->sample_left = UINT64_MAX;
+	} else if (agent_cfg.exact) {
+		count_bytes(t, 0, 0);
+		t->sample_left = sampler_interval(&t->rng, agent_cfg.rate);
+	} else {
+		count_bytes(t, 0, sampler_interval(&t->rng, agent_cfg.rate));
+	}
+	t->guard--;
+	if (t->state == AGENT_THREAD_NEW) {
+		pthread_mutex_lock(&agent_reg_lock);
+		t->prev = NULL;
+		t->next = registry;
+		if (registry)
+			registry->prev = t;
+		registry = t;
+		t->state = AGENT_THREAD_LIVE;
+		pthread_mutex_unlock(&agent_reg_lock);
+		/* A second thread of the program, not made by the interposed
+		 * pthread_create (C11 thrd_create, glibc's own helpers). */
+		if (agent_mode == AGENT_ON && !t->agent_thread &&
+		    gettid() != getpid())
+			agent_program_threaded();
+		if (thread_key_ok) {
+			/* pthread_setspecific may calloc a key page. */
+			t->guard++;
+			t->quiet++;
+			pthread_setspecific(thread_key, t);
+			t->quiet--;
+			t->guard--;
+		}
+	}
+	errno = saved;
+}
+
+void agent_sum_counters(uint64_t *alloc_count, uint64_t *free_count,
+			uint64_t *alloc_bytes, uint64_t *reentries,
+			uint64_t *samples)
+{
+	uint64_t a, f, b, r, s;
+
+	pthread_mutex_lock(&agent_reg_lock);
+	a = gone_alloc_count;
+	f = gone_free_count;
+	b = gone_alloc_bytes;
+	r = gone_reentries;
+	s = gone_samples;
+	for (struct agent_thread *t = registry; t; t = t->next) {
+		/* Plain counters written by their owner: a read may be a
+		 * moment stale, never torn (aligned 64-bit loads). */
+		a += __atomic_load_n(&t->alloc_count, __ATOMIC_RELAXED);
+		f += __atomic_load_n(&t->free_count, __ATOMIC_RELAXED);
+		b += thread_alloc_bytes(t);
+		r += __atomic_load_n(&t->reentries, __ATOMIC_RELAXED);
+		s += __atomic_load_n(&t->samples, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&agent_reg_lock);
+	*alloc_count = a;
+	*free_count = f;
+	*alloc_bytes = b;
+	*reentries = r;
+	*samples = s;
+}
+
+void agent_threads_after_fork_child(void)
+{
+	struct agent_thread *t = &agent_tls;
+
+	/* The other threads do not exist here; their TLS blocks are stale
+	 * copies. Start over with the forking thread alone. */
+	registry = NULL;
+	gone_alloc_count = gone_free_count = gone_alloc_bytes = 0;
+	gone_reentries = gone_samples = 0;
+	t->alloc_count = t->free_count = 0;
+	t->bytes_base = t->left; /* alloc_bytes 0 */
+	t->reentries = t->samples = 0;
+	t->next = t->prev = NULL;
+	if (t->state == AGENT_THREAD_LIVE) {
+		registry = t;
+		t->state = AGENT_THREAD_LIVE;
+	}
+	t->name_time_ns = 0;
+	if (t->state != AGENT_THREAD_EXITED)
+		agent_thread_setup(t);
+}
+
+void agent_guard_enter(void)
+{
+	agent_tls.guard++;
+	agent_tls.quiet++;
+}
+
+void agent_guard_leave(void)
+{
+	agent_tls.quiet--;
+	agent_tls.guard--;
+}
