@@ -29,7 +29,8 @@
 # REPS is the number of paired runs (default 5 for hot and default, 3
 # for every and peers; bounded runs once). PALLOC_BENCH_WORKLOADS limits
 # table 2 to some of its workloads (e.g. "churn_1t sqlite3"; no callgrind
-# part then).
+# part then). PALLOC_BENCH_PEERS adds peers as columns of table 2 (any
+# of jemalloc jeprof tcmalloc tcsample heaptrack; e.g. all five).
 #
 # Every figure is a ratio to the same program without a profiler, measured
 # in the same run: each repetition runs the baseline and then each variant
@@ -85,6 +86,11 @@ build_programs() {
 # VARIANT (see the list in the README); profiles go to $tmp/out.
 prefix() {
 	local o=$tmp/out
+	# a missing library would only make ld.so warn: the base again
+	case $1 in
+	je* | palloc_je) [ -f "$jemalloc" ] || die "no $jemalloc" ;;
+	tc*) [ -f "$tcmalloc" ] || die "no $tcmalloc" ;;
+	esac
 	case $1 in
 	base) pre=() ;;
 	forward) pre=(env "LD_PRELOAD=$tmp/forward.so") ;;
@@ -420,11 +426,26 @@ workload() {
 	esac
 }
 
+# default_peers WORKLOAD: the peers of $PALLOC_BENCH_PEERS that table 2
+# runs on WORKLOAD (heaptrack, which records every allocation, only on
+# python3, sqlite3 and redis: the churn loops at 3 M pairs are in table 6).
+default_peers() {
+	local p
+	for p in ${PALLOC_BENCH_PEERS:-}; do
+		case $p:$1 in
+		heaptrack:churn* | heaptrack:growth* | heaptrack:deep*) ;;
+		*) printf '%s ' "$p" ;;
+		esac
+	done
+}
+
 table_default() {
 	local r v w
 	local reps=${reps:-5}
 	local workloads=${PALLOC_BENCH_WORKLOADS:-churn_1t churn_2t \
 		growth_512MiB deep_100 deep_100x1 python3 sqlite3 redis}
+
+	local peers=${PALLOC_BENCH_PEERS:-}
 
 	cat_python >"$tmp/py.py"
 	cat_sqlite >"$tmp/sq.sql"
@@ -432,7 +453,8 @@ table_default() {
 	: >"$tmp/redis"
 	for r in $(seq 1 "$reps"); do
 		for w in $workloads; do
-			for v in $(order "$r" base forward palloc0 palloc); do
+			for v in $(order "$r" base forward palloc0 palloc \
+				$(default_peers "$w")); do
 				workload "$w" "$v" "$r"
 			done
 		done
@@ -444,24 +466,44 @@ table_default() {
 	echo "palloc with sampling off (PALLOC_SAMPLE_RATE=0: hot path and"
 	echo "counters only); palloc = the default rate:"
 	echo
-	ratios 4 base forward palloc0 palloc
+	ratios 4 base forward palloc0 palloc $peers
 	echo
 	echo "CPU time (user+sys) ratio, median (min-max):"
 	echo
-	ratios 5 base forward palloc0 palloc
+	ratios 5 base forward palloc0 palloc $peers
 	echo
+	default_own 5
 	echo "redis-benchmark throughput ratio (requests/s, palloc / none):"
 	echo
 	mv "$tmp/results" "$tmp/results.work"
 	cp "$tmp/redis" "$tmp/results"
-	ratios 4 base forward palloc0 palloc
+	ratios 4 base forward palloc0 palloc $peers
 	echo
+	default_own 4
 	echo "Peak RSS (time -v maxrss; redis: VmHWM of the server):"
 	echo
 	cat "$tmp/results.work" >>"$tmp/results"
-	rssdiff base forward palloc0 palloc
+	rssdiff base forward palloc0 palloc $peers
 	echo
 	[ -z "${PALLOC_BENCH_WORKLOADS:-}" ] && default_callgrind
+}
+
+# default_own FIELD: with jemalloc's or tcmalloc's profiler among
+# $PALLOC_BENCH_PEERS, its ratio to its own allocator (FIELD of ratios).
+default_own() {
+	local p=" $peers "
+	if [ "${p#* jemalloc }" != "$p" ] && [ "${p#* jeprof }" != "$p" ]; then
+		echo "jemalloc's profiler over plain jemalloc:"
+		echo
+		ratios "$1" jemalloc jeprof
+		echo
+	fi
+	if [ "${p#* tcmalloc }" != "$p" ] && [ "${p#* tcsample }" != "$p" ]; then
+		echo "tcmalloc's sampling over plain tcmalloc:"
+		echo
+		ratios "$1" tcmalloc tcsample
+		echo
+	fi
 }
 
 # ir VARIANT [<FILE] CMD...: the instructions callgrind counts for CMD run
