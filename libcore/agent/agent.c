@@ -31,6 +31,7 @@ struct agent_config agent_cfg = {
 
 struct agent_lock agent_dump_lock = AGENT_LOCK_INIT;
 struct agent_lock agent_tab_lock = AGENT_LOCK_INIT;
+struct agent_lock agent_intern_lock = AGENT_LOCK_INIT;
 pthread_mutex_t agent_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 struct arena agent_arena = ARENA_INIT;
 struct pprof_allocator agent_alloc_hooks;
@@ -416,15 +417,19 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m,
 
 	if (peak)
 		stacktab_settle_peak(&agent_tab);
-	for (size_t i = 0; i < agent_tab.n_stacks; i++) {
-		const struct stacktab_stack *s = agent_tab.stacks[i];
+	for (size_t i = 0; i < stacktab_n_stacks(&agent_tab); i++) {
+		const struct stacktab_stack *s =
+			stacktab_get(&agent_tab, (uint32_t)i + 1);
 		int64_t v[6];
 		double var[6];
 		struct pprof_label labels[7];
 		size_t n_labels = 0;
 		bool any = false;
-		size_t n =
-			s->depth < ARRAY_SIZE(ids) ? s->depth : ARRAY_SIZE(ids);
+		size_t n;
+
+		if (!s)
+			continue;
+		n = s->depth < ARRAY_SIZE(ids) ? s->depth : ARRAY_SIZE(ids);
 
 		v[0] = round_value(s->alloc_objects);
 		v[1] = round_value(s->alloc_bytes);
@@ -511,8 +516,12 @@ static int64_t heap_peak_bytes(void)
 		return -1;
 	agent_lock(&agent_tab_lock);
 	stacktab_settle_peak(&agent_tab);
-	for (size_t i = 0; i < agent_tab.n_stacks; i++)
-		objects += agent_tab.stacks[i]->peak_objects;
+	for (size_t i = 0; i < stacktab_n_stacks(&agent_tab); i++) {
+		const struct stacktab_stack *s =
+			stacktab_get(&agent_tab, (uint32_t)i + 1);
+
+		objects += s ? s->peak_objects : 0;
+	}
 	bytes = agent_tab.max_inuse_bytes;
 	agent_unlock(&agent_tab_lock);
 	return round_value(bytes + 16 * objects);
@@ -782,7 +791,7 @@ void agent_get_stats(struct agent_stats *st)
 	st->sampled_count = agent_sampled;
 	st->dropped_count = agent_dropped;
 	st->dropped_bytes = (uint64_t)round_value(agent_dropped_bytes);
-	st->stack_count = agent_tab.n_stacks;
+	st->stack_count = stacktab_n_stacks(&agent_tab);
 	if (!st->exact)
 		st->peak_inuse_bytes =
 			(uint64_t)round_value(agent_tab.max_inuse_bytes);
@@ -1007,7 +1016,7 @@ static void fork_fence_unwinders(void)
 
 	__atomic_store_n(&agent_fork_pending, 1, __ATOMIC_SEQ_CST);
 	for (int i = 0; i < 20000; i++) {
-		if (!__atomic_load_n(&agent_unwinding, __ATOMIC_SEQ_CST))
+		if (!agent_threads_unwinding())
 			return;
 		nanosleep(&ts, NULL);
 	}
@@ -1038,6 +1047,9 @@ static void fork_prepare(void)
 	    !fork_single_threaded)
 		modtab_snapshot();
 	agent_lock(&agent_tab_lock);
+	agent_lock(&agent_intern_lock);
+	for (size_t i = 0; i < STACKTAB_SHARDS; i++)
+		agent_lock(&agent_tab.shards[i].lock);
 	pthread_mutex_lock(&agent_reg_lock);
 	arena_lock(&agent_arena);
 }
@@ -1050,6 +1062,9 @@ static void fork_parent(void)
 	}
 	arena_unlock(&agent_arena);
 	pthread_mutex_unlock(&agent_reg_lock);
+	for (size_t i = STACKTAB_SHARDS; i-- > 0;)
+		agent_unlock(&agent_tab.shards[i].lock);
+	agent_unlock(&agent_intern_lock);
 	agent_unlock(&agent_tab_lock);
 	agent_unlock(&agent_dump_lock);
 	fork_unfence_unwinders();
@@ -1077,8 +1092,10 @@ static void fork_child(void)
 	arena_reset_lock(&agent_arena);
 	pthread_mutex_init(&agent_reg_lock, NULL);
 	agent_lock_reset(&agent_tab_lock);
+	agent_lock_reset(&agent_intern_lock);
+	for (size_t i = 0; i < STACKTAB_SHARDS; i++)
+		agent_lock_reset(&agent_tab.shards[i].lock);
 	agent_lock_reset(&agent_dump_lock);
-	agent_unwinding = 0; /* those threads are not in the child */
 	fork_unfence_unwinders();
 	if (agent_mode == AGENT_ON && !agent_cfg.follow_children)
 		agent_mode = AGENT_DISABLED;
@@ -1325,6 +1342,9 @@ __attribute__((constructor(101))) static void agent_init(void)
 	warn_malloc_definer();
 	arena_fill_allocator(&agent_arena, &agent_alloc_hooks);
 	stacktab_init(&agent_tab, &agent_alloc_hooks, 65536);
+	/* Rate 1 samples every block: every free looks (stacktab.h). */
+	if (agent_cfg.rate == 1)
+		stacktab_all_live(&agent_tab);
 	if (!agent_cfg.follow_children)
 		scrub_environment();
 	read_cmdline();
