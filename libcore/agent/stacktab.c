@@ -326,12 +326,14 @@ static inline __attribute__((always_inline)) void
 filter_add(struct stacktab *t, uintptr_t ptr, int d)
 {
 	size_t slot = stacktab_slot(ptr);
-	uint32_t c = (uint32_t)((int64_t)t->filter[slot] + d);
 	uint64_t *w = &t->bits[slot / 64];
 	uint64_t bit = 1ULL << (slot % 64);
+	uint32_t c;
 
+	/* Before the count's load: at rate 1 it would miss for nothing. */
 	if (t->all_live)
 		return;
+	c = (uint32_t)((int64_t)t->filter[slot] + d);
 	t->filter[slot] = c;
 	if (c == 0)
 		__atomic_store_n(w, *w & ~bit, __ATOMIC_RELAXED);
