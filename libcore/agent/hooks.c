@@ -718,15 +718,15 @@ static void record(struct stacktab_stack *s, void *p, size_t size,
 	}
 	agent_lock(&agent_tab_lock);
 	agent_sampled++;
-	if (s)
-		stacktab_count(s, &e);
 	if (r == 1 || r == -2)
 		stacktab_inuse_out(&agent_tab, &stale);
-	if (r < 0) {
+	if (r >= 0) {
+		stacktab_count_in(&agent_tab, s, &e);
+	} else {
+		if (s)
+			stacktab_count(s, &e);
 		agent_dropped++;
 		agent_dropped_bytes += bytes;
-	} else {
-		stacktab_inuse_in(&agent_tab, &e);
 	}
 	agent_unlock(&agent_tab_lock);
 }

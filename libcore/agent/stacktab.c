@@ -136,15 +136,6 @@ static bool stack_words_equal(const struct stacktab_stack *s,
 	return sw[0] == w[0] && sw[1] == w[1];
 }
 
-bool stacktab_matches(const struct stacktab_stack *s, const uintptr_t *pcs,
-		      size_t n, const char *thread)
-{
-	uint64_t w[2];
-
-	name_words(thread, w);
-	return s->depth == n && stack_words_equal(s, pcs, n, w);
-}
-
 /* Double the stack index (or create it), rehashing every id but the
  * sealed stacks'. */
 static int grow_index(struct stacktab *t)
@@ -452,9 +443,10 @@ static void peak_keep(struct stacktab *t, struct stacktab_stack *s)
 	s->last_ev = ++t->ev;
 }
 
-void stacktab_inuse_in(struct stacktab *t, const struct stacktab_live *e)
+/* stacktab_inuse_in() with e's stack s (NULL: none) already found. */
+static void inuse_in(struct stacktab *t, struct stacktab_stack *s,
+		     const struct stacktab_live *e)
 {
-	struct stacktab_stack *s = stacktab_get(t, e->stack_id);
 	double bytes = live_bytes(e);
 
 	t->n_live++;
@@ -471,6 +463,11 @@ void stacktab_inuse_in(struct stacktab *t, const struct stacktab_live *e)
 		t->max_inuse_bytes = t->inuse_bytes;
 		t->peak_ev = t->ev;
 	}
+}
+
+void stacktab_inuse_in(struct stacktab *t, const struct stacktab_live *e)
+{
+	inuse_in(t, stacktab_get(t, e->stack_id), e);
 }
 
 void stacktab_inuse_out(struct stacktab *t, const struct stacktab_live *e)
@@ -497,6 +494,13 @@ void stacktab_count(struct stacktab_stack *s, const struct stacktab_live *e)
 	s->alloc_bytes += live_bytes(e);
 	s->alloc_var_objects += live_var_objects(e);
 	s->alloc_var_bytes += live_var_bytes(e);
+}
+
+void stacktab_count_in(struct stacktab *t, struct stacktab_stack *s,
+		       const struct stacktab_live *e)
+{
+	stacktab_count(s, e);
+	inuse_in(t, s, e);
 }
 
 int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,

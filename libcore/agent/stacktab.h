@@ -229,9 +229,24 @@ static inline size_t stacktab_n_stacks(const struct stacktab *t)
 }
 
 /* Is s the stack of (pcs[0..n), thread)? thread as for stacktab_intern(),
- * not NULL. Reads only what never changes in a stack. */
-bool stacktab_matches(const struct stacktab_stack *s, const uintptr_t *pcs,
-		      size_t n, const char *thread);
+ * not NULL. Reads only what never changes in a stack. Inline: at rate 1
+ * the agent asks on every allocation (hooks.c thread_stack). */
+static inline bool stacktab_matches(const struct stacktab_stack *s,
+				    const uintptr_t *pcs, size_t n,
+				    const char *thread)
+{
+	uint64_t a[2], b[2];
+
+	if (s->depth != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s->pcs[i] != pcs[i])
+			return false;
+	memcpy(a, s->thread, sizeof(a));
+	memcpy(b, thread, sizeof(b));
+	b[1] &= ~(0xffULL << 56); /* the last byte is NUL (name_words) */
+	return a[0] == b[0] && a[1] == b[1];
+}
 
 /* The stack with this id (1-based), or NULL. Any thread, no lock. */
 struct stacktab_stack *stacktab_get(const struct stacktab *t, uint32_t id);
@@ -292,6 +307,9 @@ bool stacktab_live_take(struct stacktab *t, uintptr_t ptr,
 void stacktab_count(struct stacktab_stack *s, const struct stacktab_live *e);
 void stacktab_inuse_in(struct stacktab *t, const struct stacktab_live *e);
 void stacktab_inuse_out(struct stacktab *t, const struct stacktab_live *e);
+/* stacktab_count() and stacktab_inuse_in() of e, whose stack is s. */
+void stacktab_count_in(struct stacktab *t, struct stacktab_stack *s,
+		       const struct stacktab_live *e);
 
 /*
  * Code at [start, limit) is gone (a dlclose unloaded it); later code at
