@@ -164,6 +164,9 @@ struct stacktab {
 	uint32_t *index;
 	size_t index_cap;	     /* a power of two */
 	struct stacktab_stack *last; /* the last one interned, or NULL */
+	/* stacktab_seal() calls so far; read on every sample (hooks.c
+	 * thread_stack): not on the lines the weights section writes */
+	uint32_t gen;
 	/* live blocks, by the pointer's 64 MiB region */
 	struct stacktab_shard shards[STACKTAB_SHARDS];
 	/* Under the table lock, on lines of their own. n_live: live entries
@@ -173,7 +176,6 @@ struct stacktab {
 	size_t n_live __attribute__((aligned(64)));
 	double inuse_bytes, max_inuse_bytes, peak_bytes;
 	uint64_t ev, peak_ev; /* "The peak" above */
-	uint32_t gen;	      /* stacktab_seal() calls so far */
 };
 
 /* The filter slot of ptr: Fibonacci hashing, the top bits of ptr times an
