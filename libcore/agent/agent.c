@@ -36,7 +36,7 @@ pthread_mutex_t agent_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 struct arena agent_arena = ARENA_INIT;
 struct pprof_allocator agent_alloc_hooks;
 struct stacktab agent_tab;
-uint64_t agent_sampled, agent_dropped;
+uint64_t agent_dropped;
 double agent_dropped_bytes;
 int64_t agent_exact_inuse, agent_exact_peak;
 
@@ -578,8 +578,7 @@ static int add_comments(struct pprof_profile *p, bool *observed)
 	COMMENT("sampled allocations: %llu; dropped samples: %llu, about %lld "
 		"bytes allocated (stack table full at %zu stacks, or out of "
 		"memory)",
-		(unsigned long long)agent_sampled,
-		(unsigned long long)agent_dropped,
+		(unsigned long long)ns, (unsigned long long)agent_dropped,
 		(long long)round_value(agent_dropped_bytes),
 		agent_tab.max_stacks);
 	COMMENT("counters: alloc_count %llu, free_count %llu, alloc_bytes %llu",
@@ -788,7 +787,7 @@ void agent_get_stats(struct agent_stats *st)
 			   &re, &ns);
 	st->exact = agent_cfg.exact;
 	agent_lock(&agent_tab_lock);
-	st->sampled_count = agent_sampled;
+	st->sampled_count = ns;
 	st->dropped_count = agent_dropped;
 	st->dropped_bytes = (uint64_t)round_value(agent_dropped_bytes);
 	st->stack_count = stacktab_n_stacks(&agent_tab);
@@ -1102,7 +1101,7 @@ static void fork_child(void)
 	if (agent_mode == AGENT_ON) {
 		stacktab_reset(&agent_tab);
 		agent_boot_mark();
-		agent_sampled = agent_dropped = 0;
+		agent_dropped = 0;
 		agent_dropped_bytes = 0;
 		agent_exact_inuse = agent_exact_peak = 0;
 		ag.parent_pid = ag.pid;

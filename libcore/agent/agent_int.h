@@ -102,7 +102,7 @@ extern struct agent_config agent_cfg;
  * this order, parent and child release them in reverse):
  *  1. agent_dump_lock  serialises profile building and writing;
  *  2. agent_tab_lock   the weights and totals of agent_tab (stacktab.h,
- *                      "Threads"), agent_sampled, agent_dropped,
+ *                      "Threads"), agent_dropped,
  *                      agent_dropped_bytes;
  *     agent_intern_lock  agent_tab's stack index (stacktab_intern, _seal),
  *                      then the live shards' locks (agent_tab.shards[],
@@ -127,7 +127,9 @@ bool agent_threads_unwinding(void);
 extern struct arena agent_arena;
 extern struct pprof_allocator agent_alloc_hooks;
 extern struct stacktab agent_tab;
-extern uint64_t agent_sampled, agent_dropped;
+/* Samples are counted per thread (agent_thread.samples, summed by
+ * agent_sum_counters): no shared line written at every rate-1 call. */
+extern uint64_t agent_dropped;
 /* The estimated allocated bytes (alloc_space) of the dropped samples. */
 extern double agent_dropped_bytes;
 

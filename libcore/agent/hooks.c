@@ -717,7 +717,6 @@ static void record(struct stacktab_stack *s, void *p, size_t size,
 		agent_unlock(&sh->lock);
 	}
 	agent_lock(&agent_tab_lock);
-	agent_sampled++;
 	if (r == 1 || r == -2)
 		stacktab_inuse_out(&agent_tab, &stale);
 	if (r >= 0) {
