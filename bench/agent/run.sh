@@ -25,7 +25,11 @@
 #               libpalloc.so): callgrind instructions per churn pair at
 #               rates 0, 512 KiB and 1, CPU time ratios of the churn loop
 #               at the default rate and at rate 1 (heaptrack beside)
-#   all      all of them (not parts, not versus), in that order
+#   threads  rate 1 against threads (issue 15): work churn of 4 M pairs
+#               in all ($PALLOC_THREADS_MILLIONS) split over 1, 2, 4 and 8
+#               threads: CPU and wall ratios, palloc over heaptrack, CPU
+#               ns per pair; $PALLOC_BEFORE (if set) as a column
+#   all      all of them (not parts, not versus, not threads), in that order
 # REPS is the number of paired runs (default 5 for hot and default, 3
 # for every and peers; bounded runs once). PALLOC_BENCH_WORKLOADS limits
 # table 2 to some of its workloads (e.g. "churn_1t sqlite3"; no callgrind
@@ -190,11 +194,13 @@ awk_med='
 
 # ratios FIELD BASE VARIANT...: one row per workload of $tmp/results:
 # median (min-max) over reps of VARIANT's FIELD (4 wall, 5 cpu) divided by
-# BASE's in the same rep.
+# BASE's in the same rep. BASE "/N": FIELD (seconds) in ns per op for N
+# operations instead.
 ratios() {
 	local field=$1 base=$2
 	shift 2
 	awk -v f="$field" -v base="$base" -v vars="$*" "$awk_med"'
+	BEGIN { if (base ~ /^\//) ops = substr(base, 2) + 0 }
 	{
 		val[$1, $2, $3] = $f
 		if (!($1 in seen)) { seen[$1] = 1; names[++nn] = $1 }
@@ -213,16 +219,22 @@ ratios() {
 			for (i = 1; i <= nv; i++) {
 				n = 0; lo = 1e9; hi = 0
 				for (r = 1; r <= maxr; r++) {
-					if (!((w, v[i], r) in val) ||
+					if (ops && ((w, v[i], r) in val)) {
+						x = val[w, v[i], r] * 1e9 / ops
+					} else if (!((w, v[i], r) in val) ||
 					    !((w, base, r) in val) ||
-					    val[w, base, r] <= 0)
+					    val[w, base, r] <= 0) {
 						continue
-					x = val[w, v[i], r] / val[w, base, r]
+					} else {
+						x = val[w, v[i], r] / val[w, base, r]
+					}
 					a[++n] = x
 					if (x < lo) lo = x
 					if (x > hi) hi = x
 				}
-				if (n)
+				if (n && ops)
+					printf " %.0f (%.0f-%.0f) |", med(a, n), lo, hi
+				else if (n)
 					printf " %.3f (%.3f-%.3f) |", med(a, n), lo, hi
 				else
 					printf " - |"
@@ -880,11 +892,56 @@ table_versus() {
 	echo
 }
 
+# ---- rate 1 against threads (issue 15) ----
+
+table_threads() {
+	local reps=${reps:-3} total=${PALLOC_THREADS_MILLIONS:-4} r t m v
+	local vars="palloc1 heaptrack"
+
+	[ -f "${before:-}" ] && vars="before1 $vars"
+	: >"$tmp/results"
+	for r in $(seq 1 "$reps"); do
+		for t in 1 2 4 8; do
+			m=$(awk -v a="$total" -v t="$t" 'BEGIN { print a / t }')
+			for v in $(order "$r" base $vars); do
+				measure "churn_${t}t" "$v" "$r" \
+					"$tmp/work" churn "$m" "$t"
+			done
+		done
+	done
+	echo "## Rate 1 against threads: $total M churn pairs in all ($reps paired runs)"
+	echo
+	echo "before1 = ${before:-(none)} at rate 1; palloc1 = $agent"
+	echo "at rate 1; heaptrack: its interpreter process included."
+	echo
+	echo "CPU time (user+sys) ratio to no profiler, median (min-max):"
+	echo
+	ratios 5 base $vars
+	echo
+	echo "Wall time ratio to no profiler:"
+	echo
+	ratios 4 base $vars
+	echo
+	echo "Slowdown over heaptrack's, CPU (target <= 0.333):"
+	echo
+	ratios 5 heaptrack ${vars% heaptrack}
+	echo
+	echo "Slowdown over heaptrack's, wall (target <= 0.333):"
+	echo
+	ratios 4 heaptrack ${vars% heaptrack}
+	echo
+	echo "CPU ns per pair (all threads' CPU time / pairs):"
+	echo
+	ratios 5 "/$(awk -v a="$total" 'BEGIN { printf "%d", a * 1e6 }')" \
+		base $vars
+	echo
+}
+
 case $table in
-hot | default | every | bounded | peers | parts | versus | depth) ;;
+hot | default | every | bounded | peers | parts | versus | depth | threads) ;;
 all) ;;
 *)
-	sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,36p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac

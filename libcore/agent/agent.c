@@ -32,11 +32,12 @@ struct agent_config agent_cfg = {
 
 struct agent_lock agent_dump_lock = AGENT_LOCK_INIT;
 struct agent_lock agent_tab_lock = AGENT_LOCK_INIT;
+struct agent_lock agent_intern_lock = AGENT_LOCK_INIT;
 pthread_mutex_t agent_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 struct arena agent_arena = ARENA_INIT;
 struct pprof_allocator agent_alloc_hooks;
 struct stacktab agent_tab;
-uint64_t agent_sampled, agent_dropped;
+uint64_t agent_dropped;
 double agent_dropped_bytes;
 int64_t agent_exact_inuse, agent_exact_peak;
 
@@ -420,10 +421,10 @@ void agent_get_stats(struct agent_stats *st)
 			   &re, &ns);
 	st->exact = agent_cfg.exact;
 	agent_lock(&agent_tab_lock);
-	st->sampled_count = agent_sampled;
+	st->sampled_count = ns;
 	st->dropped_count = agent_dropped;
 	st->dropped_bytes = (uint64_t)round_value(agent_dropped_bytes);
-	st->stack_count = agent_tab.n_stacks;
+	st->stack_count = stacktab_n_stacks(&agent_tab);
 	if (!st->exact)
 		st->peak_inuse_bytes =
 			(uint64_t)round_value(agent_tab.max_inuse_bytes);
@@ -648,7 +649,7 @@ static void fork_fence_unwinders(void)
 
 	__atomic_store_n(&agent_fork_pending, 1, __ATOMIC_SEQ_CST);
 	for (int i = 0; i < 20000; i++) {
-		if (!__atomic_load_n(&agent_unwinding, __ATOMIC_SEQ_CST))
+		if (!agent_threads_unwinding())
 			return;
 		nanosleep(&ts, NULL);
 	}
@@ -679,6 +680,9 @@ static void fork_prepare(void)
 	    !fork_single_threaded)
 		modtab_snapshot();
 	agent_lock(&agent_tab_lock);
+	agent_lock(&agent_intern_lock);
+	for (size_t i = 0; i < STACKTAB_SHARDS; i++)
+		agent_lock(&agent_tab.shards[i].lock);
 	pthread_mutex_lock(&agent_reg_lock);
 	arena_lock(&agent_arena);
 }
@@ -691,6 +695,9 @@ static void fork_parent(void)
 	}
 	arena_unlock(&agent_arena);
 	pthread_mutex_unlock(&agent_reg_lock);
+	for (size_t i = STACKTAB_SHARDS; i-- > 0;)
+		agent_unlock(&agent_tab.shards[i].lock);
+	agent_unlock(&agent_intern_lock);
 	agent_unlock(&agent_tab_lock);
 	agent_unlock(&agent_dump_lock);
 	fork_unfence_unwinders();
@@ -718,15 +725,17 @@ static void fork_child(void)
 	arena_reset_lock(&agent_arena);
 	pthread_mutex_init(&agent_reg_lock, NULL);
 	agent_lock_reset(&agent_tab_lock);
+	agent_lock_reset(&agent_intern_lock);
+	for (size_t i = 0; i < STACKTAB_SHARDS; i++)
+		agent_lock_reset(&agent_tab.shards[i].lock);
 	agent_lock_reset(&agent_dump_lock);
-	agent_unwinding = 0; /* those threads are not in the child */
 	fork_unfence_unwinders();
 	if (agent_mode == AGENT_ON && !agent_cfg.follow_children)
 		agent_mode = AGENT_DISABLED;
 	if (agent_mode == AGENT_ON) {
 		stacktab_reset(&agent_tab);
 		agent_boot_mark();
-		agent_sampled = agent_dropped = 0;
+		agent_dropped = 0;
 		agent_dropped_bytes = 0;
 		agent_exact_inuse = agent_exact_peak = 0;
 		ag.parent_pid = ag.pid;
@@ -970,6 +979,9 @@ __attribute__((constructor(101))) static void agent_init(void)
 	 * fault in its 264 KiB (some 45 page faults) for nothing. */
 	agent_tab.a = agent_alloc_hooks;
 	agent_tab.max_stacks = 65536;
+	/* Rate 1 samples every block: every free looks (stacktab.h). */
+	if (agent_cfg.rate == 1)
+		stacktab_all_live(&agent_tab);
 	if (!agent_cfg.follow_children)
 		scrub_environment();
 	read_cmdline();

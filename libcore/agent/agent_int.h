@@ -67,6 +67,10 @@ struct agent_thread {
 	char name[STACKTAB_THREAD_NAME];
 	uint64_t name_time_ns; /* when name was read (coarse clock) */
 	struct agent_thread *next, *prev; /* registry */
+	unsigned unwinding; /* inside libunwind (hooks.c unwind_fenced) */
+	uint32_t stack_gen; /* agent_tab.gen when stack was found */
+	struct stacktab_stack
+		*stack; /* the last stack sampled (thread_stack) */
 };
 
 extern __thread struct agent_thread agent_tls
@@ -94,11 +98,16 @@ extern int agent_mode;
 extern struct agent_config agent_cfg;
 
 /*
- * The locks, in the order they are taken (atfork prepare takes all four in
+ * The locks, in the order they are taken (atfork prepare takes all of them in
  * this order, parent and child release them in reverse):
  *  1. agent_dump_lock  serialises profile building and writing;
- *  2. agent_tab_lock   the stack table and live-block table (agent_tab),
- *                      agent_sampled, agent_dropped, agent_dropped_bytes;
+ *  2. agent_tab_lock   the weights and totals of agent_tab (stacktab.h,
+ *                      "Threads"), agent_dropped,
+ *                      agent_dropped_bytes;
+ *     agent_intern_lock  agent_tab's stack index (stacktab_intern, _seal),
+ *                      then the live shards' locks (agent_tab.shards[],
+ *                      in index order; each alone on the sample and free
+ *                      paths, all of them only at fork);
  *  3. agent_reg_lock   the thread registry and the exited threads' sums;
  *  4. agent_arena.lock the private memory.
  * A lock may be taken while holding only locks above it.
@@ -106,18 +115,21 @@ extern struct agent_config agent_cfg;
 extern pthread_mutex_t agent_reg_lock;
 /* Futex mutexes (lock.h); agent_tab_lock is taken on every sample and
  * every free of a sampled block. */
-extern struct agent_lock agent_dump_lock, agent_tab_lock;
+extern struct agent_lock agent_dump_lock, agent_tab_lock, agent_intern_lock;
 /*
- * Threads inside the unwinder now, and a fork waiting for none to be
- * (hooks.c unwind_fenced, agent.c fork_prepare): a fork child would
- * inherit libunwind's own locks held by a thread that it does not have.
+ * A fork waiting for no thread to be inside the unwinder (hooks.c
+ * unwind_fenced, agent.c fork_prepare): a fork child would inherit
+ * libunwind's own locks held by a thread that it does not have. true when
+ * a registered thread is inside now (takes agent_reg_lock).
  */
-extern unsigned agent_unwinding;
 extern int agent_fork_pending;
+bool agent_threads_unwinding(void);
 extern struct arena agent_arena;
 extern struct pprof_allocator agent_alloc_hooks;
 extern struct stacktab agent_tab;
-extern uint64_t agent_sampled, agent_dropped;
+/* Samples are counted per thread (agent_thread.samples, summed by
+ * agent_sum_counters): no shared line written at every rate-1 call. */
+extern uint64_t agent_dropped;
 /* The estimated allocated bytes (alloc_space) of the dropped samples. */
 extern double agent_dropped_bytes;
 

@@ -135,15 +135,19 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m,
 
 	if (peak)
 		stacktab_settle_peak(&agent_tab);
-	for (size_t i = 0; i < agent_tab.n_stacks; i++) {
-		const struct stacktab_stack *s = agent_tab.stacks[i];
+	for (size_t i = 0; i < stacktab_n_stacks(&agent_tab); i++) {
+		const struct stacktab_stack *s =
+			stacktab_get(&agent_tab, (uint32_t)i + 1);
 		int64_t v[6];
 		double var[6];
 		struct pprof_label labels[7];
 		size_t n_labels = 0;
 		bool any = false;
-		size_t n =
-			s->depth < ARRAY_SIZE(ids) ? s->depth : ARRAY_SIZE(ids);
+		size_t n;
+
+		if (!s)
+			continue;
+		n = s->depth < ARRAY_SIZE(ids) ? s->depth : ARRAY_SIZE(ids);
 
 		v[0] = round_value(s->alloc_objects);
 		v[1] = round_value(s->alloc_bytes);
@@ -225,8 +229,12 @@ static int64_t heap_peak_bytes(void)
 		return -1;
 	agent_lock(&agent_tab_lock);
 	stacktab_settle_peak(&agent_tab);
-	for (size_t i = 0; i < agent_tab.n_stacks; i++)
-		objects += agent_tab.stacks[i]->peak_objects;
+	for (size_t i = 0; i < stacktab_n_stacks(&agent_tab); i++) {
+		const struct stacktab_stack *s =
+			stacktab_get(&agent_tab, (uint32_t)i + 1);
+
+		objects += s ? s->peak_objects : 0;
+	}
 	bytes = agent_tab.max_inuse_bytes;
 	agent_unlock(&agent_tab_lock);
 	return round_value(bytes + 16 * objects);
@@ -283,7 +291,7 @@ static int add_comments(struct pprof_profile *p,
 		"freed");
 	rc |= pprof_comment_add_samples(
 		p, &(const struct pprof_comment_samples){
-			   .sampled = agent_sampled,
+			   .sampled = ns,
 			   .dropped = agent_dropped,
 			   .dropped_bytes =
 				   (uint64_t)round_value(agent_dropped_bytes),

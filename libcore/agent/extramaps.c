@@ -204,7 +204,9 @@ static void record_unloads(struct seglist *before)
 		}
 	agent_lock(&agent_dump_lock);
 	agent_lock(&agent_tab_lock);
+	agent_lock(&agent_intern_lock);
 	gen = stacktab_seal(&agent_tab, (const uintptr_t(*)[2])ranges, n_gone);
+	agent_unlock(&agent_intern_lock);
 	for (size_t i = 0; i < before->n; i++)
 		if (!before->present[i])
 			keep_segment(&before->v[i], gen);

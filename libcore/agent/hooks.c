@@ -70,32 +70,94 @@ static void refresh_name(struct agent_thread *t)
 		t->name[i] = '\0';
 }
 
-unsigned agent_unwinding;
 int agent_fork_pending;
 
 /*
  * unwind_backtrace() fenced against fork: a fork while another thread is
  * inside libunwind hands the child libunwind's locks held for good (the
  * child's first sample then waits for ever). fork_prepare raises
- * agent_fork_pending and waits until agent_unwinding is 0; a sampling
- * thread does not enter while it is raised (Dekker-style: both sides
- * write, then read the other's word, sequentially consistent).
+ * agent_fork_pending and waits until no registered thread has its
+ * unwinding flag set (agent_threads_unwinding); a sampling thread does not
+ * enter while it is raised (Dekker-style: both sides write, then read the
+ * other's word, sequentially consistent). The flag is the thread's own:
+ * at rate 1 every allocation passes here, and a shared counter's line
+ * moved between the CPUs twice per call.
  */
-static size_t unwind_fenced(uintptr_t *pcs, size_t max)
+static size_t unwind_fenced(struct agent_thread *t, uintptr_t *pcs, size_t max)
 {
 	size_t n;
 
 	for (;;) {
 		while (__atomic_load_n(&agent_fork_pending, __ATOMIC_SEQ_CST))
 			sched_yield();
-		__atomic_add_fetch(&agent_unwinding, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&t->unwinding, 1, __ATOMIC_SEQ_CST);
 		if (!__atomic_load_n(&agent_fork_pending, __ATOMIC_SEQ_CST))
 			break;
-		__atomic_sub_fetch(&agent_unwinding, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&t->unwinding, 0, __ATOMIC_SEQ_CST);
 	}
 	n = unwind_backtrace(pcs, max, 0);
-	__atomic_sub_fetch(&agent_unwinding, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&t->unwinding, 0, __ATOMIC_RELEASE);
 	return n;
+}
+
+/*
+ * The stack of pcs[0..n) for thread t: the one it found last if that still
+ * matches (a loop allocating from one site, at rate 1 on every call: no
+ * lock, no hashing, no shared line written), else interned under
+ * agent_intern_lock. NULL when the table is full.
+ */
+static struct stacktab_stack *thread_stack(struct agent_thread *t,
+					   const uintptr_t *pcs, size_t n)
+{
+	struct stacktab_stack *s = t->stack;
+	uint32_t gen = __atomic_load_n(&agent_tab.gen, __ATOMIC_ACQUIRE);
+
+	if (s && t->stack_gen == gen && stacktab_matches(s, pcs, n, t->name))
+		return s;
+	agent_lock(&agent_intern_lock);
+	s = stacktab_intern(&agent_tab, pcs, n, t->name);
+	gen = agent_tab.gen;
+	agent_unlock(&agent_intern_lock);
+	t->stack = s;
+	t->stack_gen = gen;
+	return s;
+}
+
+/*
+ * Record a sample of stack s (NULL: the table is full) at p: its live
+ * entry goes into p's shard under that shard's lock, then the weights,
+ * totals and counters change in one short section under agent_tab_lock
+ * (stacktab.h, "Threads").
+ */
+static void record(struct stacktab_stack *s, void *p, size_t size,
+		   double objects, double bytes)
+{
+	struct stacktab_live stale, e = {
+					    .ptr = (uintptr_t)p,
+					    .size = size,
+					    .objects = (float)objects,
+					    .stack_id = s ? s->id : 0,
+				    };
+	struct stacktab_shard *sh = stacktab_shard(&agent_tab, e.ptr);
+	int r = -1;
+
+	if (s) {
+		agent_lock(&sh->lock);
+		r = stacktab_live_put(&agent_tab, &e, &stale);
+		agent_unlock(&sh->lock);
+	}
+	agent_lock(&agent_tab_lock);
+	if (r == 1 || r == -2)
+		stacktab_inuse_out(&agent_tab, &stale);
+	if (r >= 0) {
+		stacktab_count_in(&agent_tab, s, &e);
+	} else {
+		if (s)
+			stacktab_count(s, &e);
+		agent_dropped++;
+		agent_dropped_bytes += bytes;
+	}
+	agent_unlock(&agent_tab_lock);
 }
 
 /* Record one sampled allocation of size bytes at p. Guard held by caller.
@@ -107,11 +169,10 @@ static inline __attribute__((always_inline)) void sample(struct agent_thread *t,
 	uintptr_t pcs[UNWIND_MAX_FRAMES];
 	size_t n, skip = 0, depth;
 	double objects, bytes;
-	struct stacktab_stack *s;
 
 	if (!self_text_known)
 		find_self_text();
-	n = unwind_fenced(pcs, ARRAY_SIZE(pcs));
+	n = unwind_fenced(t, pcs, ARRAY_SIZE(pcs));
 	while (skip < n && pcs[skip] >= self_text_start &&
 	       pcs[skip] < self_text_limit)
 		skip++;
@@ -121,15 +182,7 @@ static inline __attribute__((always_inline)) void sample(struct agent_thread *t,
 	refresh_name(t);
 	sampler_weight(agent_cfg.rate, size, &objects, &bytes);
 	t->samples++;
-	agent_lock(&agent_tab_lock);
-	agent_sampled++;
-	s = stacktab_intern(&agent_tab, pcs + skip, depth, t->name);
-	if (!s ||
-	    stacktab_add(&agent_tab, s, (uintptr_t)p, size, objects) < 0) {
-		agent_dropped++;
-		agent_dropped_bytes += bytes;
-	}
-	agent_unlock(&agent_tab_lock);
+	record(thread_stack(t, pcs + skip, depth), p, size, objects, bytes);
 	t->warm = true;
 }
 
@@ -220,14 +273,46 @@ static __attribute__((noinline)) bool free_slow(void *p,
 	if (agent_mode != AGENT_DISABLED &&
 	    stacktab_maybe_live(&agent_tab, (uintptr_t)p)) {
 		/* A signal handler's free meanwhile must not relock. */
+		struct stacktab_shard *sh =
+			stacktab_shard(&agent_tab, (uintptr_t)p);
+		struct stacktab_live out;
+
 		t->guard++;
-		agent_lock(&agent_tab_lock);
-		found = stacktab_remove(&agent_tab, (uintptr_t)p, e);
-		agent_unlock(&agent_tab_lock);
+		agent_lock(&sh->lock);
+		found = stacktab_live_take(&agent_tab, (uintptr_t)p, &out);
+		agent_unlock(&sh->lock);
+		if (found) {
+			agent_lock(&agent_tab_lock);
+			stacktab_inuse_out(&agent_tab, &out);
+			agent_unlock(&agent_tab_lock);
+			if (e)
+				*e = out;
+		}
 		t->guard--;
 	}
 	errno = saved;
 	return found;
+}
+
+/* Put back the entry free_slow() took from a block a failed realloc
+ * keeps; a drop if there is no memory for it. Guard held by the caller. */
+static void agent_restore(const struct stacktab_live *e)
+{
+	struct stacktab_shard *sh = stacktab_shard(&agent_tab, e->ptr);
+	struct stacktab_live stale;
+	int r;
+
+	agent_lock(&sh->lock);
+	r = stacktab_live_put(&agent_tab, e, &stale);
+	agent_unlock(&sh->lock);
+	agent_lock(&agent_tab_lock);
+	if (r == 1 || r == -2)
+		stacktab_inuse_out(&agent_tab, &stale);
+	if (r < 0)
+		agent_dropped++;
+	else
+		stacktab_inuse_in(&agent_tab, e);
+	agent_unlock(&agent_tab_lock);
 }
 
 /*
@@ -395,10 +480,7 @@ static void *realloc_common(void *p, size_t n, size_t elem, bool array)
 			int saved = errno;
 
 			t->guard++;
-			agent_lock(&agent_tab_lock);
-			if (stacktab_restore(&agent_tab, &e) < 0)
-				agent_dropped++;
-			agent_unlock(&agent_tab_lock);
+			agent_restore(&e);
 			t->guard--;
 			errno = saved;
 		}

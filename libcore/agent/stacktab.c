@@ -38,8 +38,11 @@ void stacktab_destroy(struct stacktab *t)
 	for (size_t i = 0; i < t->n_stacks; i++)
 		t_free(t, t->stacks[i]);
 	t_free(t, t->stacks);
+	for (size_t i = 0; i < ARRAY_SIZE(t->old_stacks); i++)
+		t_free(t, t->old_stacks[i]);
 	t_free(t, t->index);
-	t_free(t, t->live);
+	for (size_t i = 0; i < STACKTAB_SHARDS; i++)
+		t_free(t, t->shards[i].live);
 	stacktab_init(t, &a, max);
 }
 
@@ -56,14 +59,27 @@ void stacktab_reset(struct stacktab *t)
 		s->peak_var_objects = s->peak_var_bytes = 0;
 		s->last_ev = 0;
 	}
-	if (t->live)
-		memset(t->live, 0, t->live_cap * sizeof(*t->live));
+	for (size_t i = 0; i < STACKTAB_SHARDS; i++) {
+		struct stacktab_shard *sh = &t->shards[i];
+
+		if (sh->live)
+			memset(sh->live, 0, sh->live_cap * sizeof(*sh->live));
+		sh->n_live = 0;
+	}
 	t->n_live = 0;
 	t->inuse_bytes = t->max_inuse_bytes = t->peak_bytes = 0;
 	t->ev = t->peak_ev = 0;
 	memset(t->filter, 0, sizeof(t->filter));
 	for (size_t i = 0; i < ARRAY_SIZE(t->bits); i++)
-		__atomic_store_n(&t->bits[i], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->bits[i], t->all_live ? ~0ULL : 0,
+				 __ATOMIC_RELAXED);
+}
+
+void stacktab_all_live(struct stacktab *t)
+{
+	t->all_live = true;
+	for (size_t i = 0; i < ARRAY_SIZE(t->bits); i++)
+		__atomic_store_n(&t->bits[i], ~0ULL, __ATOMIC_RELAXED);
 }
 
 /* One word into the stack hash: three instructions (xor, multiply,
@@ -182,8 +198,16 @@ struct stacktab_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
 			return NULL;
 		if (t->stacks)
 			memcpy(st, t->stacks, t->n_stacks * sizeof(*st));
-		t_free(t, t->stacks);
-		t->stacks = st;
+		/* Readers without the intern lock may still hold the old
+		 * array: keep it until stacktab_destroy() (2^32 stacks take
+		 * 24 doublings from 256). */
+		for (size_t i = 0; t->stacks && i < ARRAY_SIZE(t->old_stacks);
+		     i++)
+			if (!t->old_stacks[i]) {
+				t->old_stacks[i] = t->stacks;
+				break;
+			}
+		__atomic_store_n(&t->stacks, st, __ATOMIC_RELEASE);
 		t->cap_stacks = cap;
 	}
 	s = t_alloc(t, 1, sizeof(*s) + n * sizeof(*pcs));
@@ -194,8 +218,10 @@ struct stacktab_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
 	s->gen = t->gen;
 	memcpy(s->pcs, pcs, n * sizeof(*pcs));
 	memcpy(s->thread, w, sizeof(s->thread));
-	t->stacks[t->n_stacks++] = s;
-	s->id = (uint32_t)t->n_stacks;
+	s->id = (uint32_t)t->n_stacks + 1;
+	t->stacks[t->n_stacks] = s;
+	/* Published: stacktab_get() reads without the intern lock. */
+	__atomic_store_n(&t->n_stacks, t->n_stacks + 1, __ATOMIC_RELEASE);
 	for (j = (size_t)h & (t->index_cap - 1); t->index[j];
 	     j = (j + 1) & (t->index_cap - 1))
 		;
@@ -217,7 +243,9 @@ static bool stack_in_ranges(const struct stacktab_stack *s,
 uint32_t stacktab_seal(struct stacktab *t, const uintptr_t (*ranges)[2],
 		       size_t n)
 {
-	uint32_t old = t->gen++;
+	uint32_t old = t->gen;
+
+	__atomic_store_n(&t->gen, old + 1, __ATOMIC_RELEASE);
 
 	t->last = NULL;
 	if (t->index)
@@ -239,44 +267,46 @@ uint32_t stacktab_seal(struct stacktab *t, const uintptr_t (*ranges)[2],
 
 struct stacktab_stack *stacktab_get(const struct stacktab *t, uint32_t id)
 {
-	if (id == 0 || id > t->n_stacks)
+	/* The count first: an array read after it holds stack id (intern
+	 * publishes the array before the count). */
+	if (id == 0 || id > __atomic_load_n(&t->n_stacks, __ATOMIC_ACQUIRE))
 		return NULL;
-	return t->stacks[id - 1];
+	return __atomic_load_n(&t->stacks, __ATOMIC_ACQUIRE)[id - 1];
 }
 
 /* Fibonacci hashing: the top log2(live_cap) bits of ptr times an odd
  * constant (the best-mixed bits of the product, whatever the alignment). */
-static size_t live_home(const struct stacktab *t, uintptr_t ptr)
+static size_t live_home(const struct stacktab_shard *sh, uintptr_t ptr)
 {
 	return (size_t)(((uint64_t)ptr * 0x9e3779b97f4a7c15ULL) >>
-			t->live_shift);
+			sh->live_shift);
 }
 
 /* The slot holding ptr, or the empty slot where it would go. */
-static size_t live_find(const struct stacktab *t, uintptr_t ptr)
+static size_t live_find(const struct stacktab_shard *sh, uintptr_t ptr)
 {
-	size_t j = live_home(t, ptr);
+	size_t j = live_home(sh, ptr);
 
-	while (t->live[j].ptr && t->live[j].ptr != ptr)
-		j = (j + 1) & (t->live_cap - 1);
+	while (sh->live[j].ptr && sh->live[j].ptr != ptr)
+		j = (j + 1) & (sh->live_cap - 1);
 	return j;
 }
 
-static int grow_live(struct stacktab *t)
+static int grow_live(struct stacktab *t, struct stacktab_shard *sh)
 {
-	size_t old_cap = t->live_cap;
-	struct stacktab_live *old = t->live;
+	size_t old_cap = sh->live_cap;
+	struct stacktab_live *old = sh->live;
 	size_t cap = old_cap ? old_cap * 2 : 1024;
 	struct stacktab_live *nl = t_alloc(t, cap, sizeof(*nl));
 
 	if (!nl)
 		return -1;
-	t->live = nl;
-	t->live_cap = cap;
-	t->live_shift = (unsigned)__builtin_clzll((unsigned long long)cap) + 1;
+	sh->live = nl;
+	sh->live_cap = cap;
+	sh->live_shift = (unsigned)__builtin_clzll((unsigned long long)cap) + 1;
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i].ptr)
-			t->live[live_find(t, old[i].ptr)] = old[i];
+			sh->live[live_find(sh, old[i].ptr)] = old[i];
 	t_free(t, old);
 	return 0;
 }
@@ -287,10 +317,14 @@ static inline __attribute__((always_inline)) void
 filter_add(struct stacktab *t, uintptr_t ptr, int d)
 {
 	size_t slot = stacktab_slot(ptr);
-	uint32_t c = (uint32_t)((int64_t)t->filter[slot] + d);
 	uint64_t *w = &t->bits[slot / 64];
 	uint64_t bit = 1ULL << (slot % 64);
+	uint32_t c;
 
+	/* Before the count's load: at rate 1 it would miss for nothing. */
+	if (t->all_live)
+		return;
+	c = (uint32_t)((int64_t)t->filter[slot] + d);
 	t->filter[slot] = c;
 	if (c == 0)
 		__atomic_store_n(w, *w & ~bit, __ATOMIC_RELAXED);
@@ -304,39 +338,63 @@ void stacktab_mark(struct stacktab *t, uintptr_t ptr)
 }
 
 /* Delete slot i by shifting later members of its probe run back. */
-static void live_delete(struct stacktab *t, size_t i)
+static void live_delete(struct stacktab_shard *sh, size_t i)
 {
-	size_t mask = t->live_cap - 1;
+	size_t mask = sh->live_cap - 1;
 	size_t j = i;
 
 	for (;;) {
 		size_t k;
 
 		j = (j + 1) & mask;
-		if (!t->live[j].ptr)
+		if (!sh->live[j].ptr)
 			break;
-		k = live_home(t, t->live[j].ptr);
+		k = live_home(sh, sh->live[j].ptr);
 		/* Keep j where it is if its home lies cyclically in (i, j]. */
 		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
 			continue;
-		t->live[i] = t->live[j];
+		sh->live[i] = sh->live[j];
 		i = j;
 	}
-	t->live[i].ptr = 0;
-	t->n_live--;
+	sh->live[i].ptr = 0;
+	sh->n_live--;
 }
 
-static int live_insert(struct stacktab *t, const struct stacktab_live *e)
+int stacktab_live_put(struct stacktab *t, const struct stacktab_live *e,
+		      struct stacktab_live *stale)
 {
+	struct stacktab_shard *sh = stacktab_shard(t, e->ptr);
 	size_t j;
 
-	if ((t->n_live + 1) * 10 > t->live_cap * 7 && grow_live(t) < 0)
-		return -1;
-	j = live_find(t, e->ptr);
-	t->live[j] = *e;
-	t->n_live++;
-	filter_add(t, e->ptr, 1);
+	if ((sh->n_live + 1) * 10 > sh->live_cap * 7 && grow_live(t, sh) < 0)
+		return stacktab_live_take(t, e->ptr, stale) ? -2 : -1;
+	/* One probe for both the stale entry and the free slot (at rate 1
+	 * this runs on every allocation). */
+	j = live_find(sh, e->ptr);
+	if (unlikely(sh->live[j].ptr)) {
+		*stale = sh->live[j];
+		sh->live[j] = *e;
+		return 1;
+	}
+	sh->live[j] = *e;
+	sh->n_live++;
 	return 0;
+}
+
+bool stacktab_live_take(struct stacktab *t, uintptr_t ptr,
+			struct stacktab_live *out)
+{
+	struct stacktab_shard *sh = stacktab_shard(t, ptr);
+	size_t j;
+
+	if (!sh->live || ptr == 0)
+		return false;
+	j = live_find(sh, ptr);
+	if (!sh->live[j].ptr)
+		return false;
+	*out = sh->live[j];
+	live_delete(sh, j);
+	return true;
 }
 
 static double live_objects(const struct stacktab_live *e)
@@ -385,16 +443,21 @@ static void peak_keep(struct stacktab *t, struct stacktab_stack *s)
 	s->last_ev = ++t->ev;
 }
 
-static void inuse_add(struct stacktab *t, struct stacktab_stack *s,
-		      const struct stacktab_live *e)
+/* stacktab_inuse_in() with e's stack s (NULL: none) already found. */
+static void inuse_in(struct stacktab *t, struct stacktab_stack *s,
+		     const struct stacktab_live *e)
 {
-	double objects = live_objects(e), bytes = live_bytes(e);
+	double bytes = live_bytes(e);
 
-	peak_keep(t, s);
-	s->inuse_objects += objects;
-	s->inuse_bytes += bytes;
-	s->inuse_var_objects += live_var_objects(e);
-	s->inuse_var_bytes += live_var_bytes(e);
+	t->n_live++;
+	filter_add(t, e->ptr, 1);
+	if (s) {
+		peak_keep(t, s);
+		s->inuse_objects += live_objects(e);
+		s->inuse_bytes += bytes;
+		s->inuse_var_objects += live_var_objects(e);
+		s->inuse_var_bytes += live_var_bytes(e);
+	}
 	t->inuse_bytes += bytes;
 	if (t->inuse_bytes > t->max_inuse_bytes) {
 		t->max_inuse_bytes = t->inuse_bytes;
@@ -402,83 +465,105 @@ static void inuse_add(struct stacktab *t, struct stacktab_stack *s,
 	}
 }
 
+void stacktab_inuse_in(struct stacktab *t, const struct stacktab_live *e)
+{
+	inuse_in(t, stacktab_get(t, e->stack_id), e);
+}
+
+void stacktab_inuse_out(struct stacktab *t, const struct stacktab_live *e)
+{
+	struct stacktab_stack *s = stacktab_get(t, e->stack_id);
+
+	t->n_live--;
+	filter_add(t, e->ptr, -1);
+	if (s) {
+		peak_keep(t, s);
+		s->inuse_objects -= live_objects(e);
+		s->inuse_bytes -= live_bytes(e);
+		s->inuse_var_objects -= live_var_objects(e);
+		s->inuse_var_bytes -= live_var_bytes(e);
+	}
+	t->inuse_bytes -= live_bytes(e);
+}
+
+void stacktab_count(struct stacktab_stack *s, const struct stacktab_live *e)
+{
+	/* The stored weight and its product, as stacktab_inuse_in() and
+	 * stacktab_inuse_out() compute them (stacktab.h). */
+	s->alloc_objects += live_objects(e);
+	s->alloc_bytes += live_bytes(e);
+	s->alloc_var_objects += live_var_objects(e);
+	s->alloc_var_bytes += live_var_bytes(e);
+}
+
+void stacktab_count_in(struct stacktab *t, struct stacktab_stack *s,
+		       const struct stacktab_live *e)
+{
+	stacktab_count(s, e);
+	inuse_in(t, s, e);
+}
+
 int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,
 		 uint64_t size, double objects)
 {
-	struct stacktab_live e = {
-		.ptr = ptr,
-		.size = size,
-		.objects = (float)objects,
-		.stack_id = s->id,
-	};
-	size_t j;
+	struct stacktab_live stale, e = {
+					    .ptr = ptr,
+					    .size = size,
+					    .objects = (float)objects,
+					    .stack_id = s->id,
+				    };
+	int r;
 
-	/* The stored weight and its product, as inuse_add() and
-	 * stacktab_remove() compute them (stacktab.h). */
-	s->alloc_objects += live_objects(&e);
-	s->alloc_bytes += live_bytes(&e);
-	s->alloc_var_objects += live_var_objects(&e);
-	s->alloc_var_bytes += live_var_bytes(&e);
+	stacktab_count(s, &e);
 	if (ptr == 0)
 		return 0;
-	/* live_insert() spelled out with one probe for both the stale entry
-	 * and the free slot (at rate 1 this runs on every allocation). */
-	if ((t->n_live + 1) * 10 > t->live_cap * 7 && grow_live(t) < 0) {
-		stacktab_remove(t, ptr, NULL);
+	r = stacktab_live_put(t, &e, &stale);
+	if (r == 1 || r == -2)
+		stacktab_inuse_out(t, &stale);
+	if (r < 0)
 		return -1;
-	}
-	j = live_find(t, ptr);
-	if (unlikely(t->live[j].ptr)) {
-		stacktab_remove(t, ptr, NULL);
-		j = live_find(t, ptr);
-	}
-	t->live[j] = e;
-	t->n_live++;
-	filter_add(t, ptr, 1);
-	inuse_add(t, s, &e);
+	stacktab_inuse_in(t, &e);
 	return 0;
 }
 
 bool stacktab_remove(struct stacktab *t, uintptr_t ptr,
 		     struct stacktab_live *out)
 {
-	size_t j;
-	struct stacktab_stack *s;
+	struct stacktab_live e;
 
-	if (!t->live || ptr == 0)
+	if (!stacktab_live_take(t, ptr, &e))
 		return false;
-	j = live_find(t, ptr);
-	if (!t->live[j].ptr)
-		return false;
+	stacktab_inuse_out(t, &e);
 	if (out)
-		*out = t->live[j];
-	s = stacktab_get(t, t->live[j].stack_id);
-	if (s) {
-		peak_keep(t, s);
-		s->inuse_objects -= live_objects(&t->live[j]);
-		s->inuse_bytes -= live_bytes(&t->live[j]);
-		s->inuse_var_objects -= live_var_objects(&t->live[j]);
-		s->inuse_var_bytes -= live_var_bytes(&t->live[j]);
-	}
-	t->inuse_bytes -= live_bytes(&t->live[j]);
-	filter_add(t, ptr, -1);
-	live_delete(t, j);
+		*out = e;
 	return true;
 }
 
 int stacktab_restore(struct stacktab *t, const struct stacktab_live *e)
 {
-	struct stacktab_stack *s = stacktab_get(t, e->stack_id);
+	struct stacktab_live stale;
+	int r;
 
-	if (!s || live_insert(t, e) < 0)
+	if (!stacktab_get(t, e->stack_id))
 		return -1;
-	inuse_add(t, s, e);
+	r = stacktab_live_put(t, e, &stale);
+	if (r == 1 || r == -2)
+		stacktab_inuse_out(t, &stale);
+	if (r < 0)
+		return -1;
+	stacktab_inuse_in(t, e);
 	return 0;
 }
 
 void stacktab_settle_peak(struct stacktab *t)
 {
-	for (size_t i = 0; i < t->n_stacks; i++)
-		peak_copy(t, t->stacks[i]);
+	size_t n = __atomic_load_n(&t->n_stacks, __ATOMIC_ACQUIRE);
+
+	for (size_t i = 1; i <= n; i++) {
+		struct stacktab_stack *s = stacktab_get(t, (uint32_t)i);
+
+		if (s)
+			peak_copy(t, s);
+	}
 	t->peak_bytes = t->max_inuse_bytes;
 }

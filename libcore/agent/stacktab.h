@@ -5,6 +5,7 @@
 #define PALLOC_STACKTAB_H
 
 #include "common.h"
+#include "lock.h"
 #include "pprof.h"
 
 /*
@@ -37,9 +38,9 @@
  * pointer is inserted before malloc returns it and removed before the real
  * free, so no free can race with the insertion of its own pointer.
  *
- * Not thread-safe: the agent wraps every call except stacktab_maybe_live()
- * in its table lock. Memory comes from the allocator given to
- * stacktab_init() (the agent's arena).
+ * Not thread-safe by itself: the callers' locks are described under
+ * "Threads" below; stacktab_maybe_live() needs none. Memory comes from the
+ * allocator given to stacktab_init() (the agent's arena).
  */
 
 #define STACKTAB_FILTER_BITS 16
@@ -111,6 +112,43 @@ struct stacktab_live {
 	uint32_t stack_id;
 };
 
+/*
+ * Threads. The agent splits each update into parts under different locks
+ * (hooks.c), so that two threads allocating at once (at rate 1: every
+ * call) share as few cache lines as possible:
+ *
+ *  - the live blocks are split into STACKTAB_SHARDS shards by the 64 MiB
+ *    region of the pointer (glibc gives each thread an arena of its own,
+ *    whose heaps are 64 MiB-aligned: a thread's blocks fall in "its"
+ *    shards); stacktab_live_put() and stacktab_live_take() run under the
+ *    pointer's shard lock (stacktab_shard()) and touch that shard only;
+ *  - the stack index (stacktab_intern(), stacktab_seal()) is under the
+ *    caller's intern lock; stacks are never freed or moved while the table
+ *    lives (an outgrown stacks[] array is kept until stacktab_destroy()),
+ *    so stacktab_get() and a stack's pcs, depth, thread and hash may be
+ *    read without it;
+ *  - the weights, the totals, the peak and the filter (stacktab_count(),
+ *    stacktab_inuse_in(), stacktab_inuse_out(), stacktab_settle_peak()):
+ *    one short section under the caller's table lock, which orders the
+ *    events of "The peak" so it stays exact at rate 1.
+ *
+ * With all_live set (stacktab_all_live(): at rate 1 nearly every block is
+ * sampled) every filter bit is set for good and the counts are not kept:
+ * each free takes the slow path, as it nearly would anyway, and no update
+ * writes the filter's lines.
+ */
+#define STACKTAB_SHARD_BITS 6
+#define STACKTAB_SHARDS (1u << STACKTAB_SHARD_BITS)
+#define STACKTAB_OLD_ARRAYS 32
+
+struct stacktab_shard {
+	struct agent_lock lock; /* the caller's, never taken here */
+	unsigned live_shift;	/* 64 - log2(live_cap) */
+	size_t live_cap;	/* a power of two, or 0 */
+	size_t n_live;
+	struct stacktab_live *live;
+} __attribute__((aligned(64)));
+
 struct stacktab {
 	/* First, so that the free fast path addresses it as table + 8 *
 	 * word without adding an offset. */
@@ -118,22 +156,26 @@ struct stacktab {
 	uint32_t filter[1u << STACKTAB_FILTER_BITS]; /* under the lock */
 	struct pprof_allocator a;
 	size_t max_stacks;
+	bool all_live; /* every bit set for good: stacktab_all_live() */
 	/* stacks: stacks[id - 1]; index[] maps hash -> id (0: empty) */
 	struct stacktab_stack **stacks;
 	size_t n_stacks, cap_stacks;
+	struct stacktab_stack **old_stacks[STACKTAB_OLD_ARRAYS];
 	uint32_t *index;
 	size_t index_cap;	     /* a power of two */
 	struct stacktab_stack *last; /* the last one interned, or NULL */
-	/* live blocks */
-	struct stacktab_live *live;
-	size_t live_cap;     /* a power of two, or 0 */
-	unsigned live_shift; /* 64 - log2(live_cap) */
-	size_t n_live;
-	/* totals of the inuse estimate, its maximum, and the peak_* values'
-	 * total as of the last stacktab_settle_peak() */
+	/* stacktab_seal() calls so far; read on every sample (hooks.c
+	 * thread_stack): not on the lines the weights section writes */
+	uint32_t gen;
+	/* live blocks, by the pointer's 64 MiB region */
+	struct stacktab_shard shards[STACKTAB_SHARDS];
+	/* Under the table lock, on lines of their own. n_live: live entries
+	 * in all shards whose weights are in (stacktab_inuse_in). Totals of
+	 * the inuse estimate, its maximum, and the peak_* values' total as
+	 * of the last stacktab_settle_peak(). */
+	size_t n_live __attribute__((aligned(64)));
 	double inuse_bytes, max_inuse_bytes, peak_bytes;
 	uint64_t ev, peak_ev; /* "The peak" above */
-	uint32_t gen;	      /* stacktab_seal() calls so far */
 };
 
 /* The filter slot of ptr: Fibonacci hashing, the top bits of ptr times an
@@ -182,7 +224,33 @@ void stacktab_reset(struct stacktab *t);
 struct stacktab_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
 				       size_t n, const char *thread);
 
-/* The stack with this id (1-based), or NULL. */
+/* The number of stacks; any thread, no lock (stacktab_get() has them). */
+static inline size_t stacktab_n_stacks(const struct stacktab *t)
+{
+	return __atomic_load_n(&t->n_stacks, __ATOMIC_ACQUIRE);
+}
+
+/* Is s the stack of (pcs[0..n), thread)? thread as for stacktab_intern(),
+ * not NULL. Reads only what never changes in a stack. Inline: at rate 1
+ * the agent asks on every allocation (hooks.c thread_stack). */
+static inline bool stacktab_matches(const struct stacktab_stack *s,
+				    const uintptr_t *pcs, size_t n,
+				    const char *thread)
+{
+	uint64_t a[2], b[2];
+
+	if (s->depth != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s->pcs[i] != pcs[i])
+			return false;
+	memcpy(a, s->thread, sizeof(a));
+	memcpy(b, thread, sizeof(b));
+	b[1] &= ~(0xffULL << 56); /* the last byte is NUL (name_words) */
+	return a[0] == b[0] && a[1] == b[1];
+}
+
+/* The stack with this id (1-based), or NULL. Any thread, no lock. */
 struct stacktab_stack *stacktab_get(const struct stacktab *t, uint32_t id);
 
 /*
@@ -208,6 +276,42 @@ bool stacktab_remove(struct stacktab *t, uintptr_t ptr,
 /* Put back an entry that stacktab_remove() gave (a failed realloc keeps its
  * old block). 0 or -1 on ENOMEM. */
 int stacktab_restore(struct stacktab *t, const struct stacktab_live *e);
+
+/* The shard of ptr: Fibonacci hashing of its 64 MiB region (glibc's
+ * HEAP_MAX_SIZE on 64-bit). */
+static inline struct stacktab_shard *stacktab_shard(struct stacktab *t,
+						    uintptr_t ptr)
+{
+	return &t->shards[((uint64_t)(ptr >> 26) * 0x9e3779b97f4a7c15ULL) >>
+			  (64 - STACKTAB_SHARD_BITS)];
+}
+
+/* Set every filter bit for good and stop keeping the counts (rate 1).
+ * While no other thread uses the table. */
+void stacktab_all_live(struct stacktab *t);
+
+/*
+ * The parts of stacktab_add(), stacktab_remove() and stacktab_restore()
+ * for callers with several threads ("Threads" above). Under the shard
+ * lock of e->ptr: stacktab_live_put() makes e live and returns 0, or 1
+ * when it replaced a stale entry for the same pointer (copied to *stale),
+ * or -1 on ENOMEM (-2: ENOMEM, and a stale entry for the pointer was
+ * removed and copied to *stale); stacktab_live_take() removes ptr's entry if
+ * any, into *out. Under the table lock: stacktab_count() adds a sample of stack
+ * s to its alloc values; stacktab_inuse_in() and stacktab_inuse_out() add and
+ * subtract a live entry's weight to and from its stack's inuse, the totals and
+ * the filter.
+ */
+int stacktab_live_put(struct stacktab *t, const struct stacktab_live *e,
+		      struct stacktab_live *stale);
+bool stacktab_live_take(struct stacktab *t, uintptr_t ptr,
+			struct stacktab_live *out);
+void stacktab_count(struct stacktab_stack *s, const struct stacktab_live *e);
+void stacktab_inuse_in(struct stacktab *t, const struct stacktab_live *e);
+void stacktab_inuse_out(struct stacktab *t, const struct stacktab_live *e);
+/* stacktab_count() and stacktab_inuse_in() of e, whose stack is s. */
+void stacktab_count_in(struct stacktab *t, struct stacktab_stack *s,
+		       const struct stacktab_live *e);
 
 /*
  * Code at [start, limit) is gone (a dlclose unloaded it); later code at

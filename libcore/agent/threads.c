@@ -172,6 +172,18 @@ void agent_thread_setup(struct agent_thread *t)
 	errno = saved;
 }
 
+/* Is any registered thread inside unwind_backtrace() (hooks.c)? */
+bool agent_threads_unwinding(void)
+{
+	bool any = false;
+
+	pthread_mutex_lock(&agent_reg_lock);
+	for (struct agent_thread *t = registry; t && !any; t = t->next)
+		any = __atomic_load_n(&t->unwinding, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&agent_reg_lock);
+	return any;
+}
+
 void agent_sum_counters(uint64_t *alloc_count, uint64_t *free_count,
 			uint64_t *alloc_bytes, uint64_t *reentries,
 			uint64_t *samples)

@@ -7,6 +7,7 @@
 #       -> "func alloc_objects alloc_space inuse_objects inuse_space"
 #   awk -f truth.awk -v mode=thread [-v exe=EXE -v nmfile=NM] RAW
 #       -> "thread alloc_objects alloc_space inuse_objects inuse_space"
+#   (-v values=6 for those two: the peak_inuse values too, PALLOC_PEAK=1)
 #   awk -f truth.awk -v mode=stacks -v target=main [-v count=F] ... RAW
 #       -> per sample "alloc_objects frames reaches n_F leaf": reaches is 1
 #          when a frame of the stack is the function target, n_F counts
@@ -64,7 +65,7 @@ section == "samples" {
 		ns++
 		split($0, parts, ":")
 		nv = split(parts[1], vals, " ")
-		for (i = 1; i <= 4; i++)
+		for (i = 1; i <= (values ? values : 4); i++)
 			sv[ns, i] = (i <= nv) ? vals[i] : 0
 		sframes[ns] = parts[2]
 		sthread[ns] = ""
@@ -148,7 +149,7 @@ END {
 				seen[key] = 1
 				keys[++nkeys] = key
 			}
-			for (i = 1; i <= 4; i++)
+			for (i = 1; i <= (values ? values : 4); i++)
 				sum[key, i] += sv[s, i]
 			continue
 		}
@@ -165,7 +166,10 @@ END {
 	}
 	if (mode == "stacks")
 		exit 0
-	for (k = 1; k <= nkeys; k++)
-		printf "%s %.0f %.0f %.0f %.0f\n", keys[k], sum[keys[k], 1],
-		       sum[keys[k], 2], sum[keys[k], 3], sum[keys[k], 4]
+	for (k = 1; k <= nkeys; k++) {
+		printf "%s", keys[k]
+		for (i = 1; i <= (values ? values : 4); i++)
+			printf " %.0f", sum[keys[k], i]
+		printf "\n"
+	}
 }

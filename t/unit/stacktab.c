@@ -140,6 +140,73 @@ static void test_peak(void)
 	stacktab_destroy(&tt);
 }
 
+/*
+ * The parts for several threads (stacktab.h, "Threads"): blocks of two
+ * neighbouring 64 MiB regions (two glibc thread arenas) go to different
+ * shards, and each part touches only its own shard; a stale entry comes
+ * back from stacktab_live_put(); rate 1's all_live sets every filter bit
+ * for good and writes no count; a stack found before the stacks[] array
+ * grew stays readable through stacktab_get().
+ */
+static void test_threads(const struct pprof_allocator *hooks)
+{
+	static struct stacktab tt;
+	const uintptr_t a = (uintptr_t)0x7f0004000000ULL, b = a + (1 << 26);
+	struct stacktab_shard *sa, *sb;
+	struct stacktab_stack *s, *first;
+	struct stacktab_live e, stale, out;
+	uintptr_t pcs[1];
+	bool ok = true;
+	uint64_t sum = 0;
+
+	stacktab_init(&tt, hooks, 0);
+	stacktab_all_live(&tt);
+	pcs[0] = 0x4000;
+	first = s = stacktab_intern(&tt, pcs, 1, pad("t"));
+	sa = stacktab_shard(&tt, a);
+	sb = stacktab_shard(&tt, b);
+	tap_ok(sa != sb && sa == stacktab_shard(&tt, a + (1 << 26) - 16),
+	       "a 64 MiB region is one shard, its neighbour another");
+	e = (struct stacktab_live){
+		.ptr = a, .size = 10, .objects = 1, .stack_id = s->id};
+	stacktab_count(s, &e);
+	ok &= stacktab_live_put(&tt, &e, &stale) == 0;
+	stacktab_inuse_in(&tt, &e);
+	tap_ok(ok && sa->n_live == 1 && sb->live == NULL && sb->n_live == 0,
+	       "a put touches its shard only");
+	e.size = 20;
+	tap_ok(stacktab_live_put(&tt, &e, &stale) == 1 && stale.size == 10 &&
+		       sa->n_live == 1,
+	       "a put over a stale entry hands it back");
+	stacktab_inuse_out(&tt, &stale);
+	stacktab_inuse_in(&tt, &e);
+	tap_ok(stacktab_live_take(&tt, a, &out) && out.size == 20 &&
+		       !stacktab_live_take(&tt, a, &out) && sb->live == NULL,
+	       "a take finds it once, in its shard");
+	stacktab_inuse_out(&tt, &out);
+	tap_ok(s->inuse_objects == 0 && s->alloc_objects == 1 &&
+		       tt.n_live == 0 && tt.max_inuse_bytes == 20,
+	       "weights and totals through the parts");
+	for (size_t i = 0; i < ARRAY_SIZE(tt.filter); i++)
+		sum += tt.filter[i];
+	tap_ok(sum == 0 && stacktab_maybe_live(&tt, 0x1234560) &&
+		       stacktab_maybe_live(&tt, b),
+	       "all_live: every bit set, no count written");
+	stacktab_reset(&tt);
+	tap_ok(stacktab_maybe_live(&tt, 0x98760), "all_live survives reset");
+	for (int i = 1; i <= 1000 && s; i++) {
+		pcs[0] = 0x4000 + (uintptr_t)i;
+		s = stacktab_intern(&tt, pcs, 1, pad("t"));
+	}
+	tap_ok(s && stacktab_n_stacks(&tt) == 1001 &&
+		       stacktab_get(&tt, first->id) == first &&
+		       stacktab_matches(first, (uintptr_t[]){0x4000}, 1,
+					pad("t")) &&
+		       !stacktab_matches(first, pcs, 1, pad("t")),
+	       "stacks stay where they were as the array grows");
+	stacktab_destroy(&tt);
+}
+
 int main(void)
 {
 	static const struct pprof_allocator hooks = {a_alloc, a_free, NULL};
@@ -246,5 +313,6 @@ int main(void)
 	tap_ok(t.n_stacks == 0, "destroy");
 	test_rounding();
 	test_peak();
+	test_threads(&hooks);
 	return tap_done();
 }
