@@ -46,23 +46,30 @@ static void *filled(void *p, size_t n, int c)
 	return memset(p, c, n);
 }
 
-/* The four sites: each its own leaf function, calling malloc itself. */
-static __attribute__((noinline, noclone)) void *xf_alloc(size_t n)
+/* The four sites: each its own leaf function, calling malloc itself (gcc
+ * must not clone them either; clang has no noclone). */
+#ifdef __clang__
+#define SITE __attribute__((noinline))
+#else
+#define SITE __attribute__((noinline, noclone))
+#endif
+
+static SITE void *xf_alloc(size_t n)
 {
 	return filled(malloc(n), n, 1);
 }
 
-static __attribute__((noinline, noclone)) void *xf_churn(size_t n)
+static SITE void *xf_churn(size_t n)
 {
 	return filled(malloc(n), n, 2);
 }
 
-static __attribute__((noinline, noclone)) void *xf_keep(size_t n)
+static SITE void *xf_keep(size_t n)
 {
 	return filled(malloc(n), n, 3);
 }
 
-static __attribute__((noinline, noclone)) void *xf_big(size_t n)
+static SITE void *xf_big(size_t n)
 {
 	return filled(malloc(n), n, 4);
 }
