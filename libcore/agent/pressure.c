@@ -63,12 +63,15 @@ static __thread uint64_t grown_mark __attribute__((tls_model("initial-exec")));
 
 /* ---- configuration ---- */
 
-/* Parse "80,90,95" (percentages 1 to 100) or "0" into pr. 0 or -1. */
+/* Parse "80,90,95" (percentages 1 to 100) or "0" into pr. 0 or -1
+ * ("" too: palloc-run's --dump-at refuses it, and it is not "0"). */
 static int parse_thresholds(const char *s)
 {
 	pr.n = 0;
 	if (strcmp(s, "0") == 0)
 		return 0;
+	if (!*s)
+		return -1;
 	while (*s) {
 		char one[8];
 		size_t len = strcspn(s, ",");
