@@ -39,7 +39,8 @@ build() {
 
 pprof="$lc/pprof/pprof.c $lc/pprof/pprof_codec.c $out/proto/profile.pb-c.c"
 all="pprof_decode_fuzz procfs_fuzz cgroup_fuzz http_request_fuzz
-http_response_fuzz mallinfo_xml_fuzz num_fuzz symbols_fuzz symcache_fuzz"
+http_response_fuzz mallinfo_xml_fuzz num_fuzz symbols_fuzz symcache_fuzz
+pattern_fuzz pprof_comments_fuzz smallfile_fuzz pressure_fuzz"
 # shellcheck disable=SC2086
 [ $# -gt 0 ] || set -- $all
 for t in "$@"; do
@@ -75,6 +76,23 @@ for t in "$@"; do
 	symcache_fuzz)
 		build "$t" "" "" "$here/$t.c" "$here/fuzz_util.c" \
 			"$lc/tools/symcache.c" "$lc/base/msg.c" ;;
+	pattern_fuzz)
+		build "$t" "" "" "$here/$t.c" "$lc/pprof/pattern.c" \
+			"$lc/base/fmt.c" ;;
+	pprof_comments_fuzz)
+		# shellcheck disable=SC2086
+		build "$t" "libprotobuf-c zlib" "" "$here/$t.c" $pprof \
+			"$lc/pprof/pprof_comments.c" "$lc/base/fmt.c" \
+			"$lc/base/msg.c" ;;
+	smallfile_fuzz)
+		build "$t" "" "" "$here/$t.c" "$here/fuzz_util.c" \
+			"$lc/base/smallfile.c" "$lc/base/num.c" \
+			"$lc/base/msg.c" ;;
+	pressure_fuzz)
+		build "$t" "" "" -I"$out" "$here/$t.c" "$here/fuzz_util.c" \
+			"$lc/agent/lines.c" "$lc/base/smallfile.c" \
+			"$lc/base/num.c" "$lc/base/msg.c" "$lc/base/fmt.c" \
+			"$lc/pprof/pprof_comments.c" "$lc/pprof/pprof.c" ;;
 	*)
 		echo "build.sh: unknown target '$t'" >&2
 		exit 2 ;;

@@ -3,8 +3,9 @@
 # Seed corpora of the text-format fuzz targets, one directory per target:
 # the t/fixtures sysroots (captured and kernel-documented files), this
 # machine's own /proc/self and cgroup files, glibc's malloc_info of a
-# small program, hand-written HTTP heads and tiny ELF files built with cc
-# (with and without DWARF, inlined frames, stripped).
+# small program, hand-written HTTP heads, tiny ELF files built with cc
+# (with and without DWARF, inlined frames, stripped), and the seeds of
+# t/fixtures/fuzz for the pattern, comment, smallfile and pressure targets.
 # Usage: fuzz/make-seeds.sh [OUTDIR]   (default: fuzz/corpus)
 # Needs: cc (gcc), and clang for the DWARF 5 seed (optional).
 set -eu
@@ -172,6 +173,24 @@ for s in 0 42 18446744073709551615 18446744073709551616 -9223372036854775808 \
 	4KiB 16M 1G 0.5 2.25 007 ' 1' 1x; do
 	printf '%s' "$s" >"$d/$(printf '%s' "$s" | od -An -tx1 | tr -d ' \n')"
 done
+
+# ---- pattern_fuzz, pprof_comments_fuzz, smallfile_fuzz, pressure_fuzz:
+# the hand-written seeds of t/fixtures/fuzz, and this machine's files
+for t in pattern_fuzz pprof_comments_fuzz smallfile_fuzz pressure_fuzz; do
+	mkdir -p "$out/$t"
+	cp "$fx/fuzz/$t"/seed-* "$out/$t/"
+done
+for f in /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory.current \
+	/sys/fs/cgroup/memory/memory.limit_in_bytes \
+	/sys/fs/cgroup/memory/memory.usage_in_bytes; do
+	if [ -r "$f" ]; then
+		cat "$f" >"$out/smallfile_fuzz/self-${f##*/}"
+	fi
+done
+{
+	printf '80,90,95%s\n' "$sep"
+	join /proc/self/cgroup /proc/self/mountinfo
+} >"$out/pressure_fuzz/self"
 
 # ---- symbols_fuzz: small ELF files
 d=$out/symbols_fuzz

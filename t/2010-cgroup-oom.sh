@@ -8,7 +8,7 @@
 
 need_agent
 RUNS=${PALLOC_OOM_RUNS:-10}
-plan 13
+plan 14
 
 # ---- v2 on a fixture: the agent's own reader ----
 
@@ -61,6 +61,12 @@ pressure_run bad user.slice/memory.current 90000000 PALLOC_DUMP_AT=80,abc
 check "a bad PALLOC_DUMP_AT warns and keeps 80,90,95 (81.8 %: at80)" \
 	sh -c 'grep -q "PALLOC_DUMP_AT=80,abc: expected percentages" bad.err &&
 		[ "$(ls p.bad.at*)" = p.bad.at80.pb.gz ]'
+# An empty value is no list either (palloc-run's --dump-at refuses it).
+echo 50000000 >root/sys/fs/cgroup/user.slice/memory.current
+pressure_run empty user.slice/memory.current 90000000 PALLOC_DUMP_AT=
+check "an empty PALLOC_DUMP_AT warns and keeps 80,90,95 (81.8 %: at80)" \
+	sh -c 'grep -q "PALLOC_DUMP_AT=: expected percentages" empty.err &&
+		[ "$(ls p.empty.at*)" = p.empty.at80.pb.gz ]'
 # Started at 81.8 %: at80 counts as crossed, 90 is crossed later.
 pressure_run above user.slice/memory.current 100000000
 check "started above 80 %: no at80, at90 when crossed" \

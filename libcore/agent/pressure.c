@@ -63,12 +63,15 @@ static __thread uint64_t grown_mark __attribute__((tls_model("initial-exec")));
 
 /* ---- configuration ---- */
 
-/* Parse "80,90,95" (percentages 1 to 100) or "0" into pr. 0 or -1. */
+/* Parse "80,90,95" (percentages 1 to 100) or "0" into pr. 0 or -1
+ * ("" too: palloc-run's --dump-at refuses it, and it is not "0"). */
 static int parse_thresholds(const char *s)
 {
 	pr.n = 0;
 	if (strcmp(s, "0") == 0)
 		return 0;
+	if (!*s)
+		return -1;
 	while (*s) {
 		char one[8];
 		size_t len = strcspn(s, ",");
@@ -207,16 +210,35 @@ static void mount_line(const char *line, size_t len, void *arg)
 	}
 }
 
-/* The directory of cgroup path under a mount of root at mount, with the
+/* Has path a "." or ".." component? */
+static bool has_dot_component(const char *path)
+{
+	for (const char *c = path; *c; c++) {
+		if (c != path && c[-1] != '/')
+			continue;
+		if (c[0] == '.' && (!c[1] || c[1] == '/' ||
+				    (c[1] == '.' && (!c[2] || c[2] == '/'))))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The directory of cgroup path under a mount of root at mount, with the
  * sysroot prefix, into out; its length, 0 when the path is not under
- * root or does not fit. */
+ * root or does not fit. A path with a ".." component (a cgroup outside
+ * our cgroup namespace shows as "/../x") is not under the mount: the
+ * walk up to the mount point would read cgroups that are not its
+ * ancestors, or leave the mount.
+ */
 static size_t cgroup_dir(char *out, size_t cap, const char *path,
 			 const char *root, const char *mount)
 {
 	size_t rl = strlen(root);
 	struct fmt_buf b;
 
-	if (!mount[0] || !path[0])
+	if (!mount[0] || !path[0] || has_dot_component(path) ||
+	    has_dot_component(mount))
 		return 0;
 	if (strcmp(root, "/") == 0)
 		rl = 0;

@@ -24,9 +24,20 @@
 ssize_t smallfile_read(const char *path, char *buf, size_t cap);
 
 /*
+ * The number in buf[0, n) (need not be NUL-terminated), as
+ * smallfile_u64() reads it: one decimal number or "max" (UINT64_MAX),
+ * trailing spaces and newlines ignored. Returns 0, or -1 with EINVAL and
+ * msg_set() saying why (also for a NUL byte, or more than
+ * SMALLFILE_U64_CAP - 1 bytes before the trailing blanks).
+ */
+#define SMALLFILE_U64_CAP 24
+int smallfile_parse_u64(const char *buf, size_t n, uint64_t *out);
+
+/*
  * The one decimal number in the file at path (cgroup's memory.current,
  * memory.max...), trailing spaces and newlines ignored; "max" (cgroup
- * v2's "no limit") reads as UINT64_MAX. Returns 0, or -1 with errno:
+ * v2's "no limit") reads as UINT64_MAX; a file of 63 bytes or more is
+ * refused (EINVAL). Returns 0, or -1 with errno:
  * the file's own, or EINVAL when it holds something else (with msg_set()
  * saying why).
  */

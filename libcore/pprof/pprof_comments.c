@@ -79,17 +79,23 @@ static bool skip(const char **s, const char *head)
 }
 
 /*
- * Read a decimal number of at most 19 digits (no sign, no space) at *s
- * and move *s past it. Returns false, *s unmoved, when there is none.
+ * Read a decimal number (no sign, no space, at most UINT64_MAX: the
+ * writers print any uint64_t) at *s and move *s past it. Returns false,
+ * *s unmoved, when there is none or it does not fit.
  */
 static bool read_count(const char **s, uint64_t *v)
 {
 	const char *q = *s;
 	uint64_t n = 0;
 
-	while (*q >= '0' && *q <= '9' && q - *s < 19)
-		n = n * 10 + (uint64_t)(*q++ - '0');
-	if (q == *s || (*q >= '0' && *q <= '9'))
+	for (; *q >= '0' && *q <= '9'; q++) {
+		uint64_t d = (uint64_t)(*q - '0');
+
+		if (n > (UINT64_MAX - d) / 10)
+			return false;
+		n = n * 10 + d;
+	}
+	if (q == *s)
 		return false;
 	*s = q;
 	*v = n;

@@ -39,6 +39,25 @@ static void samples_round_trip(void)
 	pprof_free(p);
 }
 
+/* The writer prints any uint64_t: 20 digits read back (fuzz finding). */
+static void samples_max(void)
+{
+	struct pprof_profile *p = pprof_new(NULL);
+	struct pprof_comment_samples w = {.sampled = UINT64_MAX,
+					  .dropped = 10000000000000000000u,
+					  .dropped_bytes = UINT64_MAX - 1},
+				     r;
+
+	if (!p || pprof_comment_add_samples(p, &w) < 0)
+		abort();
+	tap_ok(pprof_comment_samples(p, &r) && r.sampled == w.sampled &&
+		       r.dropped == w.dropped &&
+		       r.dropped_bytes == w.dropped_bytes &&
+		       r.dropped_bytes_known,
+	       "samples comment of 20-digit counts read back");
+	pprof_free(p);
+}
+
 static void samples_read(const char *c, bool found, uint64_t dropped,
 			 bool known)
 {
@@ -119,6 +138,10 @@ int main(void)
 		     "99999999999999999999",
 		     false, 0, false);
 	samples_read("dropped samples: 1", false, 0, false);
+	samples_read("sampled allocations: 5; dropped samples: "
+		     "18446744073709551615",
+		     true, UINT64_MAX, false);
+	samples_max();
 
 	p = pprof_new(NULL);
 	if (!p || pprof_comment_add_pid(p, 4242) < 0)

@@ -78,6 +78,14 @@ int main(void)
 	u64_bad("12x\n");
 	u64_bad("");
 	u64_bad("-1\n");
+	/* what the fuzzer found: a blank in the first 63 bytes is not the
+	 * end of the file, nor is a NUL */
+	u64_bad("5                                                             "
+		"         7\n");
+	tap_ok(smallfile_parse_u64("12\0x\n", 5, &v) < 0 && errno == EINVAL,
+	       "a NUL byte in a number is EINVAL");
+	tap_ok(smallfile_parse_u64("max \n\n", 6, &v) == 0 && v == UINT64_MAX,
+	       "max of bytes not NUL-terminated");
 
 	n = smallfile_read(put("s", "abcdefghij", path), buf, sizeof(buf));
 	tap_ok(n == 7 && strcmp(buf, "abcdefg") == 0,
