@@ -389,6 +389,9 @@ static int dump_pid(pid_t pid, const struct opts *o)
 			  msg_last());
 		return PALLOC_EXIT_TROUBLE;
 	}
+	/* As for a file: the values leave out what the agent dropped. */
+	snprintf(target, sizeof(target), "process %d", (int)pid);
+	report_warn_dropped(p, target);
 	if (!o->no_symbolize) {
 		char root[64];
 
