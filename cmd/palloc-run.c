@@ -996,27 +996,14 @@ static int wait_program(pid_t pid)
 	return status;
 }
 
-/* "80,90,95": percents from 1 to 100, or "0" (the agent's
- * PALLOC_DUMP_AT). */
+/* "80,90,95": percents from 1 to 100, or "0" (the agent's PALLOC_DUMP_AT,
+ * parsed by the same function). */
 static bool valid_dump_at(const char *s)
 {
-	if (strcmp(s, "0") == 0)
-		return true;
-	for (;;) {
-		char *end;
-		unsigned long v;
+	unsigned percents[NUM_PERCENTS_MAX];
+	size_t n;
 
-		if (*s < '0' || *s > '9')
-			return false;
-		v = strtoul(s, &end, 10);
-		if (v < 1 || v > 100 || end - s > 3)
-			return false;
-		if (*end == '\0')
-			return true;
-		if (*end != ',')
-			return false;
-		s = end + 1;
-	}
+	return num_parse_percents(s, percents, &n) == 0;
 }
 
 enum {

@@ -52,13 +52,13 @@ for t in "$@"; do
 	procfs_fuzz)
 		build "$t" jansson "" "$here/$t.c" "$here/fuzz_util.c" \
 			"$lc/tools/procfs.c" "$lc/tools/json.c" \
-			"$lc/tools/prom.c" "$lc/base/smallfile.c" \
-			"$lc/base/num.c" "$lc/base/msg.c" ;;
+			"$lc/tools/prom.c" "$lc/tools/msg_cli.c" \
+			"$lc/base/smallfile.c" "$lc/base/num.c" "$lc/base/msg.c" ;;
 	cgroup_fuzz)
 		build "$t" jansson "" "$here/$t.c" "$here/fuzz_util.c" \
 			"$lc/tools/cgroup.c" "$lc/tools/procfs.c" "$lc/tools/json.c" \
-			"$lc/tools/prom.c" "$lc/base/smallfile.c" "$lc/base/num.c" \
-			"$lc/base/msg.c" ;;
+			"$lc/tools/prom.c" "$lc/tools/msg_cli.c" \
+			"$lc/base/smallfile.c" "$lc/base/num.c" "$lc/base/msg.c" ;;
 	http_request_fuzz | http_response_fuzz)
 		build "$t" "" "" "$here/$t.c" "$lc/wire/http.c" \
 			"$lc/tools/http_client.c" "$lc/base/msg.c" ;;
@@ -71,8 +71,8 @@ for t in "$@"; do
 		build "$t" "libprotobuf-c zlib libelf libdw" -lstdc++ \
 			"$here/$t.c" "$here/fuzz_util.c" "$lc/tools/symbols.c" \
 			"$lc/tools/infile.c" "$lc/tools/symcache.c" \
-			"$lc/tools/perfmap.c" \
-			$pprof "$lc/base/msg.c" ;;
+			"$lc/tools/perfmap.c" "$lc/pprof/pprof_comments.c" \
+			"$lc/base/fmt.c" $pprof "$lc/base/msg.c" ;;
 	symcache_fuzz)
 		build "$t" "" "" "$here/$t.c" "$here/fuzz_util.c" \
 			"$lc/tools/symcache.c" "$lc/base/msg.c" ;;

@@ -32,7 +32,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_THRESHOLDS 8
 /* Below this many ns since the last read, read usage only when the
  * heap has grown by 1 % of the limit. */
 #define READ_EVERY_NS 100000000u
@@ -42,7 +41,7 @@
 #define UNLIMITED_MIN 0x7fffffffffff0000ull
 
 static struct {
-	unsigned thresholds[MAX_THRESHOLDS]; /* ascending, percent */
+	unsigned thresholds[NUM_PERCENTS_MAX]; /* ascending, percent */
 	size_t n;
 	unsigned done; /* bit i: thresholds[i] crossed (this process) */
 	uint64_t limit;
@@ -63,40 +62,10 @@ static __thread uint64_t grown_mark __attribute__((tls_model("initial-exec")));
 
 /* ---- configuration ---- */
 
-/* Parse "80,90,95" (percentages 1 to 100) or "0" into pr. 0 or -1
- * ("" too: palloc-run's --dump-at refuses it, and it is not "0"). */
+/* Parse "80,90,95" or "0" into pr (num_parse_percents()): 0 or -1. */
 static int parse_thresholds(const char *s)
 {
-	pr.n = 0;
-	if (strcmp(s, "0") == 0)
-		return 0;
-	if (!*s)
-		return -1;
-	while (*s) {
-		char one[8];
-		size_t len = strcspn(s, ",");
-		uint64_t v;
-		size_t i;
-
-		if (len == 0 || len >= sizeof(one) || pr.n == MAX_THRESHOLDS)
-			return -1;
-		memcpy(one, s, len);
-		one[len] = '\0';
-		if (num_parse_u64(one, false, &v) < 0 || v < 1 || v > 100)
-			return -1;
-		for (i = 0; i < pr.n && pr.thresholds[i] < v; i++)
-			;
-		if (i == pr.n || pr.thresholds[i] != v) {
-			memmove(pr.thresholds + i + 1, pr.thresholds + i,
-				(pr.n - i) * sizeof(pr.thresholds[0]));
-			pr.thresholds[i] = (unsigned)v;
-			pr.n++;
-		}
-		s += len;
-		if (*s == ',' && *++s == '\0')
-			return -1;
-	}
-	return 0;
+	return num_parse_percents(s, pr.thresholds, &pr.n);
 }
 
 /* ---- reading cgroup files ---- */

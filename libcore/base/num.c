@@ -102,3 +102,40 @@ int num_parse_seconds(const char *s, uint64_t *ns)
 	*ns = whole * 1000000000 + frac;
 	return 0;
 }
+
+int num_parse_percents(const char *s, unsigned out[NUM_PERCENTS_MAX], size_t *n)
+{
+	*n = 0;
+	if (strcmp(s, "0") == 0)
+		return 0;
+	if (!*s)
+		return msg_set("empty list of percents");
+	while (*s) {
+		char one[8];
+		size_t len = strcspn(s, ",");
+		uint64_t v;
+		size_t i;
+
+		if (len == 0 || len >= sizeof(one))
+			return msg_set("expected a percent from 1 to 100");
+		memcpy(one, s, len);
+		one[len] = '\0';
+		if (num_parse_u64(one, false, &v) < 0 || v < 1 || v > 100)
+			return msg_set("expected a percent from 1 to 100");
+		for (i = 0; i < *n && out[i] < v; i++)
+			;
+		if (i == *n || out[i] != v) {
+			if (*n == NUM_PERCENTS_MAX)
+				return msg_set("more than %d percents",
+					       NUM_PERCENTS_MAX);
+			memmove(out + i + 1, out + i,
+				(*n - i) * sizeof(out[0]));
+			out[i] = (unsigned)v;
+			(*n)++;
+		}
+		s += len;
+		if (*s == ',' && *++s == '\0')
+			return msg_set("expected a percent after ','");
+	}
+	return 0;
+}

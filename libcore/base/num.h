@@ -23,4 +23,16 @@ int num_parse_i64(const char *s, int64_t *out);
  */
 int num_parse_seconds(const char *s, uint64_t *ns);
 
+/*
+ * Parse a list of percents, "80,90,95" (each 1 to 100, at most
+ * NUM_PERCENTS_MAX, in any order, repeats once), or "0" (none), as
+ * PALLOC_DUMP_AT and palloc-run --dump-at take it. Sets out[0..*n) in
+ * ascending order without repeats. Returns 0, or -1 with msg_set() saying
+ * why ("" and a trailing comma are invalid; "0" is not "").
+ * Thread-safe; does not allocate.
+ */
+#define NUM_PERCENTS_MAX 8
+int num_parse_percents(const char *s, unsigned out[NUM_PERCENTS_MAX],
+		       size_t *n);
+
 #endif /* PALLOC_NUM_H */

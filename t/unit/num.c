@@ -22,6 +22,29 @@ static void u64_bad(const char *s, bool suffix)
 	       "u64 '%s' rejected: %s", s, msg_last());
 }
 
+/* num_parse_percents(): PALLOC_DUMP_AT and --dump-at alike. */
+static void percents_ok(void)
+{
+	unsigned p[NUM_PERCENTS_MAX];
+	size_t n = 99;
+
+	tap_ok(num_parse_percents("95,80,90,80", p, &n) == 0 && n == 3 &&
+		       p[0] == 80 && p[1] == 90 && p[2] == 95,
+	       "percents: sorted, repeats once");
+	tap_ok(num_parse_percents("0", p, &n) == 0 && n == 0, "percents: 0");
+	tap_ok(num_parse_percents("1,2,3,4,5,6,7,8,8", p, &n) == 0 && n == 8,
+	       "percents: 8, a repeat beyond them");
+	tap_ok(num_parse_percents("1,2,3,4,5,6,7,8,9", p, &n) < 0,
+	       "percents: 9 refused");
+	tap_ok(num_parse_percents("", p, &n) < 0 &&
+		       num_parse_percents("80,", p, &n) < 0 &&
+		       num_parse_percents(",80", p, &n) < 0 &&
+		       num_parse_percents("101", p, &n) < 0 &&
+		       num_parse_percents("0,80", p, &n) < 0 &&
+		       num_parse_percents("8 0", p, &n) < 0,
+	       "percents: '', trailing or leading comma, 101, 0 in a list, blank refused");
+}
+
 int main(void)
 {
 	uint64_t ns;
@@ -51,5 +74,6 @@ int main(void)
 	       "seconds 0.25");
 	tap_ok(num_parse_seconds("1.", &ns) < 0, "seconds '1.' rejected");
 	tap_ok(num_parse_seconds("-1", &ns) < 0, "seconds '-1' rejected");
+	percents_ok();
 	return tap_done();
 }
