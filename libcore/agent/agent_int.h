@@ -216,9 +216,9 @@ void agent_threads_after_fork_child(void);
  * made if new; NULL when t is not registered or on ENOMEM. */
 struct stacktab_rec *agent_thread_rec(struct agent_thread *t, uint32_t id);
 /* Every stack's values summed over its own and all live threads' records:
- * an array of n (agent_tab's stacks then) records, index id - 1, from the
- * arena; NULL on ENOMEM. Under agent_tab_lock. */
-struct stacktab_rec *agent_weights_sum(size_t *n);
+ * an array of n (agent_tab's stacks then), index id - 1, from the arena;
+ * NULL on ENOMEM. Under agent_tab_lock. */
+struct stacktab_weights *agent_weights_sum(size_t *n);
 
 /* agent.c: the life cycle */
 

@@ -128,8 +128,8 @@ static const char *const stddev_keys[6] = {
 /* The samples; sum: the weights summed over the threads' records
  * (agent_weights_sum), n_sum of them, else the stacks' own. */
 static int add_samples_of(struct pprof_profile *p, const struct map_ctx *m,
-			  struct agent_extra *x, const struct stacktab_rec *sum,
-			  size_t n_sum)
+			  struct agent_extra *x,
+			  const struct stacktab_weights *sum, size_t n_sum)
 {
 	const bool peak = agent_cfg.peak;
 	const size_t n_types = peak ? 6 : 4;
@@ -141,7 +141,7 @@ static int add_samples_of(struct pprof_profile *p, const struct map_ctx *m,
 	for (size_t i = 0; i < stacktab_n_stacks(&agent_tab); i++) {
 		const struct stacktab_stack *s =
 			stacktab_get(&agent_tab, (uint32_t)i + 1);
-		struct stacktab_rec w;
+		struct stacktab_weights w;
 		int64_t v[6];
 		double var[6];
 		struct pprof_label labels[7];
@@ -156,7 +156,7 @@ static int add_samples_of(struct pprof_profile *p, const struct map_ctx *m,
 		if (i < n_sum)
 			w = sum[i];
 		else
-			stacktab_rec_of(&w, s);
+			stacktab_weights_of(&w, s);
 		v[0] = round_value(w.alloc_objects);
 		v[1] = round_value(w.alloc_bytes);
 		v[2] = round_value(w.inuse_objects);
@@ -224,7 +224,7 @@ static int add_samples_of(struct pprof_profile *p, const struct map_ctx *m,
 static int add_samples(struct pprof_profile *p, const struct map_ctx *m,
 		       struct agent_extra *x)
 {
-	struct stacktab_rec *sum = NULL;
+	struct stacktab_weights *sum = NULL;
 	size_t n_sum = 0;
 	int rc;
 

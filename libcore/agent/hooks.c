@@ -130,25 +130,23 @@ static struct stacktab_stack *thread_stack(struct agent_thread *t,
  * thread"; agent_thread_rec()) and agent_totals with atomic adds: no
  * lock, and no shared line written but the totals'. A thread without a
  * record (not registered, or no memory for one) changes the stack's own
- * values under agent_tab_lock instead. At rate 1 every weight is 1 and
- * every product a whole number of bytes, so the rounded totals are exact.
+ * values under agent_tab_lock instead. At rate 1 every weight is 1: the
+ * records and totals count whole blocks and bytes, exactly.
  */
-static void totals_add(const struct stacktab_live *e, int sign)
+static void totals_add(int64_t size, int sign)
 {
-	int64_t b = (int64_t)((double)e->objects * (double)e->size + 0.5);
-	int64_t o = (int64_t)((double)e->objects + 0.5);
-	int64_t now, max;
+	int64_t o, now, max;
 
 	if (sign < 0) {
-		__atomic_sub_fetch(&agent_totals.inuse_objects, o,
+		__atomic_sub_fetch(&agent_totals.inuse_objects, 1,
 				   __ATOMIC_RELAXED);
-		__atomic_sub_fetch(&agent_totals.inuse_bytes, b,
+		__atomic_sub_fetch(&agent_totals.inuse_bytes, size,
 				   __ATOMIC_RELAXED);
 		return;
 	}
-	o = __atomic_add_fetch(&agent_totals.inuse_objects, o,
+	o = __atomic_add_fetch(&agent_totals.inuse_objects, 1,
 			       __ATOMIC_RELAXED);
-	now = __atomic_add_fetch(&agent_totals.inuse_bytes, b,
+	now = __atomic_add_fetch(&agent_totals.inuse_bytes, size,
 				 __ATOMIC_RELAXED);
 	max = __atomic_load_n(&agent_totals.max_bytes, __ATOMIC_RELAXED);
 	while (now > max)
@@ -161,17 +159,17 @@ static void totals_add(const struct stacktab_live *e, int sign)
 		}
 }
 
-/* Add the live entry e to the weights (its alloc values too if alloc) or,
- * sign -1, take it out, as thread t. */
+/* Add the live entry e (weight 1) to the weights (its alloc values too if
+ * alloc) or, sign -1, take it out, as thread t. */
 static void weights_add(struct agent_thread *t, const struct stacktab_live *e,
 			bool alloc, int sign)
 {
 	struct stacktab_rec *r = t->rec;
 
-	if (!r || __atomic_load_n(&r->id, __ATOMIC_RELAXED) != e->stack_id)
+	if (!r || r->id != e->stack_id)
 		r = agent_thread_rec(t, e->stack_id);
 	if (r) {
-		stacktab_rec_add(r, e, alloc, sign);
+		stacktab_rec_add(r, e->size, alloc, sign);
 	} else {
 		struct stacktab_stack *s =
 			stacktab_get(&agent_tab, e->stack_id);
@@ -181,7 +179,7 @@ static void weights_add(struct agent_thread *t, const struct stacktab_live *e,
 			stacktab_weights_add(s, e, alloc, sign);
 		agent_unlock(&agent_tab_lock);
 	}
-	totals_add(e, sign);
+	totals_add((int64_t)e->size, sign);
 }
 
 double agent_max_inuse(void)

@@ -503,42 +503,6 @@ void stacktab_count_in(struct stacktab *t, struct stacktab_stack *s,
 	inuse_in(t, s, e);
 }
 
-/* *p += d, for other threads' relaxed atomic loads. */
-static void rec_put(double *p, double d)
-{
-	double v;
-
-	__atomic_load(p, &v, __ATOMIC_RELAXED);
-	v += d;
-	__atomic_store(p, &v, __ATOMIC_RELAXED);
-}
-
-static double rec_get(const double *p)
-{
-	double v;
-
-	__atomic_load(p, &v, __ATOMIC_RELAXED);
-	return v;
-}
-
-void stacktab_rec_add(struct stacktab_rec *r, const struct stacktab_live *e,
-		      bool alloc, int sign)
-{
-	double o = live_objects(e), b = live_bytes(e);
-	double vo = live_var_objects(e), vb = live_var_bytes(e);
-
-	if (alloc) {
-		rec_put(&r->alloc_objects, o);
-		rec_put(&r->alloc_bytes, b);
-		rec_put(&r->alloc_var_objects, vo);
-		rec_put(&r->alloc_var_bytes, vb);
-	}
-	rec_put(&r->inuse_objects, sign * o);
-	rec_put(&r->inuse_bytes, sign * b);
-	rec_put(&r->inuse_var_objects, sign * vo);
-	rec_put(&r->inuse_var_bytes, sign * vb);
-}
-
 void stacktab_weights_add(struct stacktab_stack *s,
 			  const struct stacktab_live *e, bool alloc, int sign)
 {
@@ -550,45 +514,40 @@ void stacktab_weights_add(struct stacktab_stack *s,
 	s->inuse_var_bytes += sign * live_var_bytes(e);
 }
 
-void stacktab_rec_sum(struct stacktab_rec *sum, const struct stacktab_rec *r)
+void stacktab_weights_of(struct stacktab_weights *w,
+			 const struct stacktab_stack *s)
 {
-	sum->alloc_objects += rec_get(&r->alloc_objects);
-	sum->alloc_bytes += rec_get(&r->alloc_bytes);
-	sum->inuse_objects += rec_get(&r->inuse_objects);
-	sum->inuse_bytes += rec_get(&r->inuse_bytes);
-	sum->alloc_var_objects += rec_get(&r->alloc_var_objects);
-	sum->alloc_var_bytes += rec_get(&r->alloc_var_bytes);
-	sum->inuse_var_objects += rec_get(&r->inuse_var_objects);
-	sum->inuse_var_bytes += rec_get(&r->inuse_var_bytes);
+	w->alloc_objects = s->alloc_objects;
+	w->alloc_bytes = s->alloc_bytes;
+	w->inuse_objects = s->inuse_objects;
+	w->inuse_bytes = s->inuse_bytes;
+	w->alloc_var_objects = s->alloc_var_objects;
+	w->alloc_var_bytes = s->alloc_var_bytes;
+	w->inuse_var_objects = s->inuse_var_objects;
+	w->inuse_var_bytes = s->inuse_var_bytes;
 }
 
-void stacktab_rec_of(struct stacktab_rec *r, const struct stacktab_stack *s)
+void stacktab_rec_sum(struct stacktab_weights *w, const struct stacktab_rec *r)
 {
-	r->id = s->id;
-	r->alloc_objects = s->alloc_objects;
-	r->alloc_bytes = s->alloc_bytes;
-	r->inuse_objects = s->inuse_objects;
-	r->inuse_bytes = s->inuse_bytes;
-	r->alloc_var_objects = s->alloc_var_objects;
-	r->alloc_var_bytes = s->alloc_var_bytes;
-	r->inuse_var_objects = s->inuse_var_objects;
-	r->inuse_var_bytes = s->inuse_var_bytes;
+	w->alloc_objects +=
+		(double)__atomic_load_n(&r->alloc_objects, __ATOMIC_RELAXED);
+	w->alloc_bytes +=
+		(double)__atomic_load_n(&r->alloc_bytes, __ATOMIC_RELAXED);
+	w->inuse_objects +=
+		(double)__atomic_load_n(&r->inuse_objects, __ATOMIC_RELAXED);
+	w->inuse_bytes +=
+		(double)__atomic_load_n(&r->inuse_bytes, __ATOMIC_RELAXED);
 }
 
 void stacktab_rec_fold(struct stacktab_stack *s, const struct stacktab_rec *r)
 {
-	struct stacktab_rec sum;
+	struct stacktab_weights w = {0};
 
-	stacktab_rec_of(&sum, s);
-	stacktab_rec_sum(&sum, r);
-	s->alloc_objects = sum.alloc_objects;
-	s->alloc_bytes = sum.alloc_bytes;
-	s->inuse_objects = sum.inuse_objects;
-	s->inuse_bytes = sum.inuse_bytes;
-	s->alloc_var_objects = sum.alloc_var_objects;
-	s->alloc_var_bytes = sum.alloc_var_bytes;
-	s->inuse_var_objects = sum.inuse_var_objects;
-	s->inuse_var_bytes = sum.inuse_var_bytes;
+	stacktab_rec_sum(&w, r);
+	s->alloc_objects += w.alloc_objects;
+	s->alloc_bytes += w.alloc_bytes;
+	s->inuse_objects += w.inuse_objects;
+	s->inuse_bytes += w.inuse_bytes;
 }
 
 int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,

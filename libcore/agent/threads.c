@@ -245,10 +245,10 @@ struct stacktab_rec *agent_thread_rec(struct agent_thread *t, uint32_t id)
 	return t->rec = r;
 }
 
-struct stacktab_rec *agent_weights_sum(size_t *n_out)
+struct stacktab_weights *agent_weights_sum(size_t *n_out)
 {
 	size_t n = stacktab_n_stacks(&agent_tab);
-	struct stacktab_rec *sum =
+	struct stacktab_weights *sum =
 		arena_calloc(&agent_arena, n ? n : 1, sizeof(*sum));
 
 	if (!sum)
@@ -258,7 +258,7 @@ struct stacktab_rec *agent_weights_sum(size_t *n_out)
 			stacktab_get(&agent_tab, (uint32_t)i + 1);
 
 		if (s)
-			stacktab_rec_of(&sum[i], s);
+			stacktab_weights_of(&sum[i], s);
 	}
 	pthread_mutex_lock(&agent_reg_lock);
 	for (struct agent_thread *t = registry; t; t = t->next)

@@ -215,25 +215,24 @@ static void test_threads(const struct pprof_allocator *hooks)
 static void test_recs(const struct pprof_allocator *hooks)
 {
 	static struct stacktab tt;
-	struct stacktab_rec r1 = {0}, r2 = {0}, sum;
-	struct stacktab_live e = {.ptr = 0x1000, .size = 30, .objects = 1};
+	struct stacktab_rec r1 = {0}, r2 = {0};
+	struct stacktab_weights sum;
+	struct stacktab_live e = {.ptr = 0x1000, .size = 7, .objects = 1};
 	struct stacktab_stack *s;
 	uintptr_t pc = 0x4000;
 
 	stacktab_init(&tt, hooks, 0);
 	s = stacktab_intern(&tt, &pc, 1, pad("t"));
 	e.stack_id = r1.id = r2.id = s->id;
-	stacktab_rec_add(&r1, &e, true, 1);
-	e.size = 50;
-	stacktab_rec_add(&r1, &e, true, 1);
-	stacktab_rec_add(&r2, &e, false, -1);
+	stacktab_rec_add(&r1, 30, true, 1);
+	stacktab_rec_add(&r1, 50, true, 1);
+	stacktab_rec_add(&r2, 50, false, -1);
 	tap_ok(r1.inuse_bytes == 80 && r1.alloc_objects == 2 &&
 		       r2.inuse_objects == -1 && r2.inuse_bytes == -50 &&
 		       r2.alloc_objects == 0,
 	       "a free in another thread's record goes negative");
-	e.size = 7;
 	stacktab_weights_add(s, &e, true, 1);
-	stacktab_rec_of(&sum, s);
+	stacktab_weights_of(&sum, s);
 	stacktab_rec_sum(&sum, &r1);
 	stacktab_rec_sum(&sum, &r2);
 	stacktab_rec_fold(s, &r1);
