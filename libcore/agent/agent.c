@@ -40,6 +40,8 @@ struct stacktab agent_tab;
 uint64_t agent_dropped;
 double agent_dropped_bytes;
 int64_t agent_exact_inuse, agent_exact_peak;
+bool agent_per_thread;
+struct agent_totals agent_totals;
 
 /* PALLOC_INTERVAL below this is raised to it: every dump writes a file. */
 #define INTERVAL_MIN_NS 100000000u /* 0.1 s */
@@ -426,8 +428,7 @@ void agent_get_stats(struct agent_stats *st)
 	st->dropped_bytes = (uint64_t)round_value(agent_dropped_bytes);
 	st->stack_count = stacktab_n_stacks(&agent_tab);
 	if (!st->exact)
-		st->peak_inuse_bytes =
-			(uint64_t)round_value(agent_tab.max_inuse_bytes);
+		st->peak_inuse_bytes = (uint64_t)round_value(agent_max_inuse());
 	agent_unlock(&agent_tab_lock);
 	if (st->exact) {
 		/*
@@ -514,7 +515,7 @@ static void peak_maybe_write(bool final)
 	uint64_t now, last;
 
 	agent_lock(&agent_tab_lock);
-	now = (uint64_t)round_value(agent_tab.max_inuse_bytes);
+	now = (uint64_t)round_value(agent_max_inuse());
 	agent_unlock(&agent_tab_lock);
 	last = __atomic_load_n(&peak_written, __ATOMIC_RELAXED);
 	if (now == 0 || now <= last || (!final && now - last < last / 16))
@@ -738,6 +739,7 @@ static void fork_child(void)
 		agent_dropped = 0;
 		agent_dropped_bytes = 0;
 		agent_exact_inuse = agent_exact_peak = 0;
+		memset(&agent_totals, 0, sizeof(agent_totals));
 		ag.parent_pid = ag.pid;
 		ag.pid = getpid();
 		ag.seq = 0;
@@ -980,8 +982,11 @@ __attribute__((constructor(101))) static void agent_init(void)
 	agent_tab.a = agent_alloc_hooks;
 	agent_tab.max_stacks = 65536;
 	/* Rate 1 samples every block: every free looks (stacktab.h). */
-	if (agent_cfg.rate == 1)
+	if (agent_cfg.rate == 1) {
 		stacktab_all_live(&agent_tab);
+		/* The exact peak needs the locked section's order. */
+		agent_per_thread = !agent_cfg.peak;
+	}
 	if (!agent_cfg.follow_children)
 		scrub_environment();
 	read_cmdline();

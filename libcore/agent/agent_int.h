@@ -71,6 +71,12 @@ struct agent_thread {
 	uint32_t stack_gen; /* agent_tab.gen when stack was found */
 	struct stacktab_stack
 		*stack; /* the last stack sampled (thread_stack) */
+	/* Weights per thread (hooks.c): an open-addressing table of recs_cap
+	 * (a power of two, or 0) records keyed by stack id, recs_n used;
+	 * rec: the one found last. recs and recs_cap change under
+	 * agent_reg_lock, the records by this thread only. */
+	struct stacktab_rec *recs, *rec;
+	uint32_t recs_cap, recs_n;
 };
 
 extern __thread struct agent_thread agent_tls
@@ -102,8 +108,9 @@ extern struct agent_config agent_cfg;
  * this order, parent and child release them in reverse):
  *  1. agent_dump_lock  serialises profile building and writing;
  *  2. agent_tab_lock   the weights and totals of agent_tab (stacktab.h,
- *                      "Threads"), agent_dropped,
- *                      agent_dropped_bytes;
+ *                      "Threads"; with agent_per_thread the stacks' own
+ *                      values only, and threads' records folded in at
+ *                      exit), agent_dropped, agent_dropped_bytes;
  *     agent_intern_lock  agent_tab's stack index (stacktab_intern, _seal),
  *                      then the live shards' locks (agent_tab.shards[],
  *                      in index order; each alone on the sample and free
@@ -132,6 +139,22 @@ extern struct stacktab agent_tab;
 extern uint64_t agent_dropped;
 /* The estimated allocated bytes (alloc_space) of the dropped samples. */
 extern double agent_dropped_bytes;
+
+/*
+ * Weights per thread (hooks.c): at rate 1 without PALLOC_PEAK. Then the
+ * total inuse (bytes and objects) and its maximum are these, changed with
+ * atomic adds and a compare-and-swap on one line (agent_tab's inuse_bytes,
+ * max_inuse_bytes and ev stay 0); max_objects is the objects total stored
+ * by the event that raised max_bytes last (a moment stale at worst).
+ */
+struct agent_totals {
+	int64_t inuse_bytes, inuse_objects, max_bytes, max_objects;
+} __attribute__((aligned(64)));
+extern bool agent_per_thread;
+extern struct agent_totals agent_totals;
+/* The highest total inuse estimate so far, in bytes (either mode). Under
+ * agent_tab_lock unless agent_per_thread. */
+double agent_max_inuse(void);
 
 /* Exact mode (PALLOC_EXACT=1): live usable bytes and their peak. */
 extern int64_t agent_exact_inuse;
@@ -189,6 +212,13 @@ void agent_sum_counters(uint64_t *alloc_count, uint64_t *free_count,
 /* After fork, in the child: only the calling thread is left; zero all
  * counters and the registry. */
 void agent_threads_after_fork_child(void);
+/* Weights per thread: the record of stack id for thread t (a live one),
+ * made if new; NULL when t is not registered or on ENOMEM. */
+struct stacktab_rec *agent_thread_rec(struct agent_thread *t, uint32_t id);
+/* Every stack's values summed over its own and all live threads' records:
+ * an array of n (agent_tab's stacks then), index id - 1, from the arena;
+ * NULL on ENOMEM. Under agent_tab_lock. */
+struct stacktab_weights *agent_weights_sum(size_t *n);
 
 /* agent.c: the life cycle */
 

@@ -125,8 +125,11 @@ static const char *const stddev_keys[6] = {
 	"peak_inuse_objects_stddev", "peak_inuse_space_stddev",
 };
 
-static int add_samples(struct pprof_profile *p, const struct map_ctx *m,
-		       struct agent_extra *x)
+/* The samples; sum: the weights summed over the threads' records
+ * (agent_weights_sum), n_sum of them, else the stacks' own. */
+static int add_samples_of(struct pprof_profile *p, const struct map_ctx *m,
+			  struct agent_extra *x,
+			  const struct stacktab_weights *sum, size_t n_sum)
 {
 	const bool peak = agent_cfg.peak;
 	const size_t n_types = peak ? 6 : 4;
@@ -138,6 +141,7 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m,
 	for (size_t i = 0; i < stacktab_n_stacks(&agent_tab); i++) {
 		const struct stacktab_stack *s =
 			stacktab_get(&agent_tab, (uint32_t)i + 1);
+		struct stacktab_weights w;
 		int64_t v[6];
 		double var[6];
 		struct pprof_label labels[7];
@@ -149,10 +153,14 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m,
 			continue;
 		n = s->depth < ARRAY_SIZE(ids) ? s->depth : ARRAY_SIZE(ids);
 
-		v[0] = round_value(s->alloc_objects);
-		v[1] = round_value(s->alloc_bytes);
-		v[2] = round_value(s->inuse_objects);
-		v[3] = round_value(s->inuse_bytes);
+		if (i < n_sum)
+			w = sum[i];
+		else
+			stacktab_weights_of(&w, s);
+		v[0] = round_value(w.alloc_objects);
+		v[1] = round_value(w.alloc_bytes);
+		v[2] = round_value(w.inuse_objects);
+		v[3] = round_value(w.inuse_bytes);
 		v[4] = round_value(s->peak_objects);
 		v[5] = round_value(s->peak_bytes);
 		/*
@@ -165,10 +173,10 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m,
 		for (size_t k = 2; k < 6; k++)
 			if (v[k] > v[k % 2])
 				v[k] = v[k % 2];
-		var[0] = s->alloc_var_objects;
-		var[1] = s->alloc_var_bytes;
-		var[2] = s->inuse_var_objects;
-		var[3] = s->inuse_var_bytes;
+		var[0] = w.alloc_var_objects;
+		var[1] = w.alloc_var_bytes;
+		var[2] = w.inuse_var_objects;
+		var[3] = w.inuse_var_bytes;
 		var[4] = s->peak_var_objects;
 		var[5] = s->peak_var_bytes;
 		for (size_t k = 0; k < n_types; k++)
@@ -213,6 +221,25 @@ static int add_samples(struct pprof_profile *p, const struct map_ctx *m,
 	return 0;
 }
 
+static int add_samples(struct pprof_profile *p, const struct map_ctx *m,
+		       struct agent_extra *x)
+{
+	struct stacktab_weights *sum = NULL;
+	size_t n_sum = 0;
+	int rc;
+
+	if (agent_per_thread) {
+		sum = agent_weights_sum(&n_sum);
+		if (!sum) {
+			msg_set("no memory to sum the threads' weights");
+			return -1;
+		}
+	}
+	rc = add_samples_of(p, m, x, sum, n_sum);
+	arena_free(&agent_arena, sum);
+	return rc;
+}
+
 /*
  * The peak of the malloc heap the agent saw, for unseen_measure(): the
  * exact peak, or the sampled high-water mark plus 16 bytes of allocator
@@ -227,6 +254,11 @@ static int64_t heap_peak_bytes(void)
 		return __atomic_load_n(&agent_exact_peak, __ATOMIC_RELAXED);
 	if (!agent_cfg.rate)
 		return -1;
+	if (agent_per_thread)
+		return __atomic_load_n(&agent_totals.max_bytes,
+				       __ATOMIC_RELAXED) +
+		       16 * __atomic_load_n(&agent_totals.max_objects,
+					    __ATOMIC_RELAXED);
 	agent_lock(&agent_tab_lock);
 	stacktab_settle_peak(&agent_tab);
 	for (size_t i = 0; i < stacktab_n_stacks(&agent_tab); i++) {

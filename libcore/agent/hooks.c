@@ -124,13 +124,81 @@ static struct stacktab_stack *thread_stack(struct agent_thread *t,
 }
 
 /*
- * Record a sample of stack s (NULL: the table is full) at p: its live
- * entry goes into p's shard under that shard's lock, then the weights,
- * totals and counters change in one short section under agent_tab_lock
- * (stacktab.h, "Threads").
+ * Weights per thread (agent_per_thread: rate 1 without PALLOC_PEAK, whose
+ * exact peak needs the events in one order). A sample or a free changes
+ * the calling thread's record for the stack (stacktab.h, "Weights per
+ * thread"; agent_thread_rec()) and agent_totals with atomic adds: no
+ * lock, and no shared line written but the totals'. A thread without a
+ * record (not registered, or no memory for one) changes the stack's own
+ * values under agent_tab_lock instead. At rate 1 every weight is 1: the
+ * records and totals count whole blocks and bytes, exactly.
  */
-static void record(struct stacktab_stack *s, void *p, size_t size,
-		   double objects, double bytes)
+static void totals_add(int64_t size, int sign)
+{
+	int64_t o, now, max;
+
+	if (sign < 0) {
+		__atomic_sub_fetch(&agent_totals.inuse_objects, 1,
+				   __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&agent_totals.inuse_bytes, size,
+				   __ATOMIC_RELAXED);
+		return;
+	}
+	o = __atomic_add_fetch(&agent_totals.inuse_objects, 1,
+			       __ATOMIC_RELAXED);
+	now = __atomic_add_fetch(&agent_totals.inuse_bytes, size,
+				 __ATOMIC_RELAXED);
+	max = __atomic_load_n(&agent_totals.max_bytes, __ATOMIC_RELAXED);
+	while (now > max)
+		if (__atomic_compare_exchange_n(&agent_totals.max_bytes, &max,
+						now, true, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			__atomic_store_n(&agent_totals.max_objects, o,
+					 __ATOMIC_RELAXED);
+			break;
+		}
+}
+
+/* Add the live entry e (weight 1) to the weights (its alloc values too if
+ * alloc) or, sign -1, take it out, as thread t. */
+static void weights_add(struct agent_thread *t, const struct stacktab_live *e,
+			bool alloc, int sign)
+{
+	struct stacktab_rec *r = t->rec;
+
+	if (!r || r->id != e->stack_id)
+		r = agent_thread_rec(t, e->stack_id);
+	if (r) {
+		stacktab_rec_add(r, e->size, alloc, sign);
+	} else {
+		struct stacktab_stack *s =
+			stacktab_get(&agent_tab, e->stack_id);
+
+		agent_lock(&agent_tab_lock);
+		if (s)
+			stacktab_weights_add(s, e, alloc, sign);
+		agent_unlock(&agent_tab_lock);
+	}
+	totals_add((int64_t)e->size, sign);
+}
+
+double agent_max_inuse(void)
+{
+	if (agent_per_thread)
+		return (double)__atomic_load_n(&agent_totals.max_bytes,
+					       __ATOMIC_RELAXED);
+	return agent_tab.max_inuse_bytes;
+}
+
+/*
+ * Record a sample of stack s (NULL: the table is full) at p for thread t:
+ * its live entry goes into p's shard under that shard's lock, then the
+ * weights change in t's record (agent_per_thread), or the weights, totals
+ * and counters change in one short section under agent_tab_lock
+ * (stacktab.h, "Threads"). A drop always takes the lock.
+ */
+static void record(struct agent_thread *t, struct stacktab_stack *s, void *p,
+		   size_t size, double objects, double bytes)
 {
 	struct stacktab_live stale, e = {
 					    .ptr = (uintptr_t)p,
@@ -146,8 +214,16 @@ static void record(struct stacktab_stack *s, void *p, size_t size,
 		r = stacktab_live_put(&agent_tab, &e, &stale);
 		agent_unlock(&sh->lock);
 	}
+	if (agent_per_thread) {
+		if (r == 1 || r == -2)
+			weights_add(t, &stale, false, -1);
+		if (r >= 0) {
+			weights_add(t, &e, true, 1);
+			return;
+		}
+	}
 	agent_lock(&agent_tab_lock);
-	if (r == 1 || r == -2)
+	if (!agent_per_thread && (r == 1 || r == -2))
 		stacktab_inuse_out(&agent_tab, &stale);
 	if (r >= 0) {
 		stacktab_count_in(&agent_tab, s, &e);
@@ -182,7 +258,7 @@ static inline __attribute__((always_inline)) void sample(struct agent_thread *t,
 	refresh_name(t);
 	sampler_weight(agent_cfg.rate, size, &objects, &bytes);
 	t->samples++;
-	record(thread_stack(t, pcs + skip, depth), p, size, objects, bytes);
+	record(t, thread_stack(t, pcs + skip, depth), p, size, objects, bytes);
 	t->warm = true;
 }
 
@@ -281,10 +357,14 @@ static __attribute__((noinline)) bool free_slow(void *p,
 		agent_lock(&sh->lock);
 		found = stacktab_live_take(&agent_tab, (uintptr_t)p, &out);
 		agent_unlock(&sh->lock);
-		if (found) {
+		if (found && agent_per_thread) {
+			weights_add(t, &out, false, -1);
+		} else if (found) {
 			agent_lock(&agent_tab_lock);
 			stacktab_inuse_out(&agent_tab, &out);
 			agent_unlock(&agent_tab_lock);
+		}
+		if (found) {
 			if (e)
 				*e = out;
 		}
@@ -305,8 +385,16 @@ static void agent_restore(const struct stacktab_live *e)
 	agent_lock(&sh->lock);
 	r = stacktab_live_put(&agent_tab, e, &stale);
 	agent_unlock(&sh->lock);
+	if (agent_per_thread) {
+		if (r == 1 || r == -2)
+			weights_add(&agent_tls, &stale, false, -1);
+		if (r >= 0) {
+			weights_add(&agent_tls, e, false, 1);
+			return;
+		}
+	}
 	agent_lock(&agent_tab_lock);
-	if (r == 1 || r == -2)
+	if (!agent_per_thread && (r == 1 || r == -2))
 		stacktab_inuse_out(&agent_tab, &stale);
 	if (r < 0)
 		agent_dropped++;

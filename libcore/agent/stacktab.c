@@ -503,6 +503,53 @@ void stacktab_count_in(struct stacktab *t, struct stacktab_stack *s,
 	inuse_in(t, s, e);
 }
 
+void stacktab_weights_add(struct stacktab_stack *s,
+			  const struct stacktab_live *e, bool alloc, int sign)
+{
+	if (alloc)
+		stacktab_count(s, e);
+	s->inuse_objects += sign * live_objects(e);
+	s->inuse_bytes += sign * live_bytes(e);
+	s->inuse_var_objects += sign * live_var_objects(e);
+	s->inuse_var_bytes += sign * live_var_bytes(e);
+}
+
+void stacktab_weights_of(struct stacktab_weights *w,
+			 const struct stacktab_stack *s)
+{
+	w->alloc_objects = s->alloc_objects;
+	w->alloc_bytes = s->alloc_bytes;
+	w->inuse_objects = s->inuse_objects;
+	w->inuse_bytes = s->inuse_bytes;
+	w->alloc_var_objects = s->alloc_var_objects;
+	w->alloc_var_bytes = s->alloc_var_bytes;
+	w->inuse_var_objects = s->inuse_var_objects;
+	w->inuse_var_bytes = s->inuse_var_bytes;
+}
+
+void stacktab_rec_sum(struct stacktab_weights *w, const struct stacktab_rec *r)
+{
+	w->alloc_objects +=
+		(double)__atomic_load_n(&r->alloc_objects, __ATOMIC_RELAXED);
+	w->alloc_bytes +=
+		(double)__atomic_load_n(&r->alloc_bytes, __ATOMIC_RELAXED);
+	w->inuse_objects +=
+		(double)__atomic_load_n(&r->inuse_objects, __ATOMIC_RELAXED);
+	w->inuse_bytes +=
+		(double)__atomic_load_n(&r->inuse_bytes, __ATOMIC_RELAXED);
+}
+
+void stacktab_rec_fold(struct stacktab_stack *s, const struct stacktab_rec *r)
+{
+	struct stacktab_weights w = {0};
+
+	stacktab_rec_sum(&w, r);
+	s->alloc_objects += w.alloc_objects;
+	s->alloc_bytes += w.alloc_bytes;
+	s->inuse_objects += w.inuse_objects;
+	s->inuse_bytes += w.inuse_bytes;
+}
+
 int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,
 		 uint64_t size, double objects)
 {

@@ -130,7 +130,9 @@ struct stacktab_live {
  *  - the weights, the totals, the peak and the filter (stacktab_count(),
  *    stacktab_inuse_in(), stacktab_inuse_out(), stacktab_settle_peak()):
  *    one short section under the caller's table lock, which orders the
- *    events of "The peak" so it stays exact at rate 1.
+ *    events of "The peak" so it stays exact at rate 1. Without the exact
+ *    peak the agent at rate 1 keeps the weights per thread instead
+ *    ("Weights per thread" below) and the totals outside this table.
  *
  * With all_live set (stacktab_all_live(): at rate 1 nearly every block is
  * sampled) every filter bit is set for good and the counts are not kept:
@@ -312,6 +314,64 @@ void stacktab_inuse_out(struct stacktab *t, const struct stacktab_live *e);
 /* stacktab_count() and stacktab_inuse_in() of e, whose stack is s. */
 void stacktab_count_in(struct stacktab *t, struct stacktab_stack *s,
 		       const struct stacktab_live *e);
+
+/*
+ * Weights per thread. Without the exact peak (its events need one order),
+ * the agent at rate 1 keeps each thread's changes to a stack's weights in
+ * a record of its own (hooks.c, "Weights per thread"): a stack's values
+ * are its own fields (changed under the table lock, and where exited
+ * threads' records are folded) plus the records of every live thread.
+ * A free of a block sampled by another thread subtracts in the freeing
+ * thread's record, which may go negative: the sums are right. At rate 1
+ * every weight is 1 and every variance 0, so a record holds whole numbers
+ * and no variances.
+ */
+struct stacktab_rec {
+	uint32_t id; /* the stack's; 0: an empty slot */
+	int64_t alloc_objects, alloc_bytes;
+	int64_t inuse_objects, inuse_bytes;
+};
+
+/* A stack's values, or sums of them (doubles, as in the stack). */
+struct stacktab_weights {
+	double alloc_objects, alloc_bytes;
+	double inuse_objects, inuse_bytes;
+	double alloc_var_objects, alloc_var_bytes;
+	double inuse_var_objects, inuse_var_bytes;
+};
+
+/* Add a block of size bytes (weight 1) to r: to the alloc values if
+ * alloc, and sign (1 or -1) times it to the inuse values. By r's owner
+ * only; every value is stored with a relaxed atomic store, so another
+ * thread may read r meanwhile. Inline: at rate 1, twice per pair. */
+static inline void stacktab_rec_add(struct stacktab_rec *r, uint64_t size,
+				    bool alloc, int sign)
+{
+	int64_t b = (int64_t)size;
+
+	if (alloc) {
+		__atomic_store_n(&r->alloc_objects, r->alloc_objects + 1,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&r->alloc_bytes, r->alloc_bytes + b,
+				 __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&r->inuse_objects, r->inuse_objects + sign,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&r->inuse_bytes, r->inuse_bytes + sign * b,
+			 __ATOMIC_RELAXED);
+}
+
+/* The change of stacktab_rec_add() for any weight, made to stack s's own
+ * values (under the table lock), without the peak's bookkeeping. */
+void stacktab_weights_add(struct stacktab_stack *s,
+			  const struct stacktab_live *e, bool alloc, int sign);
+/* s's own values into w. */
+void stacktab_weights_of(struct stacktab_weights *w,
+			 const struct stacktab_stack *s);
+/* Add r's values, read with relaxed atomic loads from any thread, to w;
+ * or to s's own values (fold a record in, under the table lock). */
+void stacktab_rec_sum(struct stacktab_weights *w, const struct stacktab_rec *r);
+void stacktab_rec_fold(struct stacktab_stack *s, const struct stacktab_rec *r);
 
 /*
  * Code at [start, limit) is gone (a dlclose unloaded it); later code at

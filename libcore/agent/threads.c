@@ -70,7 +70,23 @@ static void thread_exit(void *arg)
 		t->guard--;
 		return;
 	}
+	struct stacktab_rec *recs;
+
+	/* Its weights into the stacks' own values, in the same section as
+	 * it leaves the registry: a profile sums them exactly once. */
+	agent_lock(&agent_tab_lock);
 	pthread_mutex_lock(&agent_reg_lock);
+	recs = t->recs;
+	for (uint32_t i = 0; i < t->recs_cap; i++) {
+		struct stacktab_stack *s =
+			recs[i].id ? stacktab_get(&agent_tab, recs[i].id)
+				   : NULL;
+
+		if (s)
+			stacktab_rec_fold(s, &recs[i]);
+	}
+	t->recs = t->rec = NULL;
+	t->recs_cap = t->recs_n = 0;
 	gone_alloc_count += t->alloc_count;
 	gone_free_count += t->free_count;
 	gone_alloc_bytes += t->bytes_base - t->left;
@@ -85,6 +101,8 @@ static void thread_exit(void *arg)
 	t->next = t->prev = NULL;
 	t->state = AGENT_THREAD_EXITED;
 	pthread_mutex_unlock(&agent_reg_lock);
+	agent_unlock(&agent_tab_lock);
+	arena_free(&agent_arena, recs);
 	/*
 	 * The rest of this thread's teardown still allocates and frees
 	 * (glibc's own TLS and stack cache). Frees of sampled blocks are still
@@ -172,6 +190,91 @@ void agent_thread_setup(struct agent_thread *t)
 	errno = saved;
 }
 
+/* The slot of stack id in a table of cap records: its own, or the empty
+ * one where it goes. Ids are dense, so id mod cap spreads them. */
+static struct stacktab_rec *rec_find(struct stacktab_rec *recs, uint32_t cap,
+				     uint32_t id)
+{
+	uint32_t i = id & (cap - 1);
+
+	while (recs[i].id && recs[i].id != id)
+		i = (i + 1) & (cap - 1);
+	return &recs[i];
+}
+
+/* Double t's table (16 records at first). The new one is published
+ * under agent_reg_lock, which readers hold (agent_weights_sum), so the
+ * old one may be freed after. */
+static int recs_grow(struct agent_thread *t)
+{
+	uint32_t cap = t->recs_cap ? 2 * t->recs_cap : 16;
+	struct stacktab_rec *old = t->recs,
+			    *recs = arena_calloc(&agent_arena, cap,
+						 sizeof(*recs));
+
+	if (!recs)
+		return -1;
+	for (uint32_t i = 0; i < t->recs_cap; i++)
+		if (old[i].id)
+			*rec_find(recs, cap, old[i].id) = old[i];
+	pthread_mutex_lock(&agent_reg_lock);
+	t->recs = recs;
+	t->recs_cap = cap;
+	pthread_mutex_unlock(&agent_reg_lock);
+	t->rec = NULL;
+	arena_free(&agent_arena, old);
+	return 0;
+}
+
+struct stacktab_rec *agent_thread_rec(struct agent_thread *t, uint32_t id)
+{
+	struct stacktab_rec *r;
+
+	if (t->state != AGENT_THREAD_LIVE || !id)
+		return NULL;
+	if (t->recs_cap) {
+		r = rec_find(t->recs, t->recs_cap, id);
+		if (r->id == id)
+			return t->rec = r;
+	}
+	if ((t->recs_n + 1) * 2 > t->recs_cap && recs_grow(t) < 0)
+		return NULL;
+	r = rec_find(t->recs, t->recs_cap, id);
+	__atomic_store_n(&r->id, id, __ATOMIC_RELAXED);
+	t->recs_n++;
+	return t->rec = r;
+}
+
+struct stacktab_weights *agent_weights_sum(size_t *n_out)
+{
+	size_t n = stacktab_n_stacks(&agent_tab);
+	struct stacktab_weights *sum =
+		arena_calloc(&agent_arena, n ? n : 1, sizeof(*sum));
+
+	if (!sum)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct stacktab_stack *s =
+			stacktab_get(&agent_tab, (uint32_t)i + 1);
+
+		if (s)
+			stacktab_weights_of(&sum[i], s);
+	}
+	pthread_mutex_lock(&agent_reg_lock);
+	for (struct agent_thread *t = registry; t; t = t->next)
+		for (uint32_t j = 0; j < t->recs_cap; j++) {
+			uint32_t id = __atomic_load_n(&t->recs[j].id,
+						      __ATOMIC_RELAXED);
+
+			/* A stack interned since n was read: not yet. */
+			if (id && id <= n)
+				stacktab_rec_sum(&sum[id - 1], &t->recs[j]);
+		}
+	pthread_mutex_unlock(&agent_reg_lock);
+	*n_out = n;
+	return sum;
+}
+
 /* Is any registered thread inside unwind_backtrace() (hooks.c)? */
 bool agent_threads_unwinding(void)
 {
@@ -218,7 +321,16 @@ void agent_threads_after_fork_child(void)
 	struct agent_thread *t = &agent_tls;
 
 	/* The other threads do not exist here; their TLS blocks are stale
-	 * copies. Start over with the forking thread alone. */
+	 * copies. Start over with the forking thread alone, its records
+	 * zero (the stacks' ids stay). */
+	for (struct agent_thread *o = registry; o; o = o->next)
+		if (o != t)
+			arena_free(&agent_arena, o->recs);
+	for (uint32_t i = 0; i < t->recs_cap; i++) {
+		uint32_t id = t->recs[i].id;
+
+		t->recs[i] = (struct stacktab_rec){.id = id};
+	}
 	registry = NULL;
 	gone_alloc_count = gone_free_count = gone_alloc_bytes = 0;
 	gone_reentries = gone_samples = 0;

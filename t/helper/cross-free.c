@@ -9,12 +9,15 @@
  * cross-free: THREADS (4) unnamed threads, so that their samples share
  * stacks. Each allocates BLOCKS blocks in xf_alloc() (sizes 8 to 512
  * bytes, a fixed sequence per thread); after a barrier, thread k frees the
- * blocks of thread k + 1 (mod THREADS) while it allocates and frees as many
- * of its own in xf_churn(), so that frees of other threads' blocks and of
- * its own run at the same time on every thread; then it keeps KEEP blocks
- * of KEEP_SIZE bytes from xf_keep(). After the threads have ended, main
- * allocates one block of BIG bytes in xf_big() (more than all the threads
- * ever held at once: the peak is there) and keeps it. Prints one line
+ * even-numbered blocks of thread k + 1 (mod THREADS) while it allocates and
+ * frees as many of its own in xf_churn(), so that frees of other threads'
+ * blocks and of its own run at the same time on every thread; then it keeps
+ * KEEP blocks of KEEP_SIZE bytes from xf_keep(). After the threads have
+ * ended, main (which sampled nothing yet) frees the blocks numbered 1 mod
+ * 4, so a quarter of xf_alloc's stay live: a free counted twice or lost
+ * shows in its inuse values. Then main allocates one block of BIG bytes in
+ * xf_big() (more than all the threads ever held at once: the peak is
+ * there) and keeps it. Prints one line
  * per site, "site NAME: alloc_objects alloc_space inuse_objects
  * inuse_space peak_objects peak_space" (palloc's values at rate 1 with
  * PALLOC_PEAK=1), through write(2).
@@ -86,7 +89,8 @@ static void *worker(void *arg)
 	for (int i = 0; i < BLOCKS; i++) {
 		size_t n = size_of(k, i + BLOCKS);
 
-		free(blocks[o][i]);
+		if (i % 2 == 0)
+			free(blocks[o][i]);
 		free(xf_churn(n));
 		churn_bytes[k] += n;
 	}
@@ -112,7 +116,7 @@ static void say(const char *name, uint64_t ao, uint64_t as, uint64_t io,
 int main(void)
 {
 	pthread_t tid[THREADS];
-	uint64_t ab = 0, cb = 0;
+	uint64_t ab = 0, cb = 0, lb = 0;
 
 	if (pthread_barrier_init(&barrier, NULL, THREADS))
 		return 2;
@@ -124,8 +128,15 @@ int main(void)
 		ab += alloc_bytes[k];
 		cb += churn_bytes[k];
 	}
+	for (int k = 0; k < THREADS; k++)
+		for (int i = 0; i < BLOCKS; i++)
+			if (i % 4 == 1)
+				free(blocks[k][i]);
+			else if (i % 4 == 3)
+				lb += size_of(k, i);
 	big = xf_big(BIG);
-	say("xf_alloc", THREADS * BLOCKS, ab, 0, 0, 0, 0);
+	say("xf_alloc", THREADS * BLOCKS, ab, THREADS * BLOCKS / 4, lb,
+	    THREADS * BLOCKS / 4, lb);
 	say("xf_churn", THREADS * BLOCKS, cb, 0, 0, 0, 0);
 	say("xf_keep", THREADS * KEEP, THREADS * KEEP * KEEP_SIZE,
 	    THREADS * KEEP, THREADS * KEEP * KEEP_SIZE, THREADS * KEEP,

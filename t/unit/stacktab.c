@@ -207,6 +207,44 @@ static void test_threads(const struct pprof_allocator *hooks)
 	stacktab_destroy(&tt);
 }
 
+/*
+ * Weights per thread: a block sampled in one record and freed in another
+ * leaves the first +1 and the second -1 (negative); folded into the stack
+ * or summed, the values are the stack's.
+ */
+static void test_recs(const struct pprof_allocator *hooks)
+{
+	static struct stacktab tt;
+	struct stacktab_rec r1 = {0}, r2 = {0};
+	struct stacktab_weights sum;
+	struct stacktab_live e = {.ptr = 0x1000, .size = 7, .objects = 1};
+	struct stacktab_stack *s;
+	uintptr_t pc = 0x4000;
+
+	stacktab_init(&tt, hooks, 0);
+	s = stacktab_intern(&tt, &pc, 1, pad("t"));
+	e.stack_id = r1.id = r2.id = s->id;
+	stacktab_rec_add(&r1, 30, true, 1);
+	stacktab_rec_add(&r1, 50, true, 1);
+	stacktab_rec_add(&r2, 50, false, -1);
+	tap_ok(r1.inuse_bytes == 80 && r1.alloc_objects == 2 &&
+		       r2.inuse_objects == -1 && r2.inuse_bytes == -50 &&
+		       r2.alloc_objects == 0,
+	       "a free in another thread's record goes negative");
+	stacktab_weights_add(s, &e, true, 1);
+	stacktab_weights_of(&sum, s);
+	stacktab_rec_sum(&sum, &r1);
+	stacktab_rec_sum(&sum, &r2);
+	stacktab_rec_fold(s, &r1);
+	stacktab_rec_fold(s, &r2);
+	tap_ok(sum.alloc_objects == 3 && sum.alloc_bytes == 87 &&
+		       sum.inuse_objects == 2 && sum.inuse_bytes == 37 &&
+		       s->alloc_bytes == 87 && s->inuse_bytes == 37 &&
+		       s->inuse_objects == 2 && s->last_ev == 0,
+	       "summed or folded, the stack's values, no peak event");
+	stacktab_destroy(&tt);
+}
+
 int main(void)
 {
 	static const struct pprof_allocator hooks = {a_alloc, a_free, NULL};
@@ -314,5 +352,6 @@ int main(void)
 	test_rounding();
 	test_peak();
 	test_threads(&hooks);
+	test_recs(&hooks);
 	return tap_done();
 }
