@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "diff.h"
@@ -269,6 +270,30 @@ static void report_exceeded(const struct gate *gate, const struct report *r,
 	print_growing(d, idx, u, g->z, noise);
 }
 
+/*
+ * After "A B --top 5" getopt has left three operands, the count among
+ * them: the one all-digit operand that names no file is --top's count
+ * (removed from argv). Anything else is left for "too many operands".
+ */
+static void top_from_operands(int argc, char **argv, uint64_t *top)
+{
+	int k = -1;
+
+	for (int i = optind; i < argc; i++) {
+		if (!cli_digits(argv[i]) || access(argv[i], F_OK) == 0)
+			continue;
+		if (k >= 0)
+			return;
+		k = i;
+	}
+	if (k < 0)
+		return;
+	cli_top(argc, argv, argv[k], false, UINT64_MAX, top);
+	for (int i = k; i > optind; i--)
+		argv[i] = argv[i - 1];
+	optind++;
+}
+
 int main(int argc, char **argv)
 {
 	enum { OPT_NOISE_Z = CHAR_MAX + 1, OPT_RAW_GATE };
@@ -292,6 +317,7 @@ int main(int argc, char **argv)
 	bool want_top = false, want_json = false, quiet = false;
 	struct gate_result gr = {.z = DIFF_NOISE_Z};
 	uint64_t top = DEFAULT_TOP;
+	int top_words = 0; /* --top's count given, as =N or a next word */
 	json_t *json = NULL;
 	int c, idx, rc = PALLOC_EXIT_TROUBLE;
 
@@ -310,6 +336,7 @@ int main(int argc, char **argv)
 			 * following all-digit word is the count. */
 			cli_top(argc, argv, optarg, argc - optind > 2,
 				UINT64_MAX, &top);
+			top_words += optarg || top != DEFAULT_TOP;
 			break;
 		case 'j':
 			want_json = true;
@@ -341,6 +368,9 @@ int main(int argc, char **argv)
 			cli_default_option(c, argv, longopts, usage);
 		}
 	}
+	/* "A B --top 5": getopt moved the count among the operands. */
+	if (argc - optind == 3 && want_top && top_words == 0)
+		top_from_operands(argc, argv, &top);
 	if (argc - optind != 2)
 		msg_usage(PALLOC_EXIT_TROUBLE,
 			  argc - optind < 2 ? "missing profile operand"

@@ -7,7 +7,7 @@
 . "$top_srcdir/t/lib.sh"
 need jq pprof-gen diff-mkprof
 [ -c /dev/full ] || skip_all "no /dev/full"
-plan 50
+plan 51
 
 F=$top_srcdir/t/fixtures
 pprof-gen known prof.pb.gz >/dev/null 2>&1 || {
@@ -99,6 +99,11 @@ check "palloc-dump: '--top 1 FILE' reads 1 as the count" \
 	sh -c 'palloc-dump --top 1 prof.pb.gz | cmp -s top.want -'
 check "palloc-diff: --top forms agree" \
 	top_forms diff palloc-diff base.pb.gz new.pb.gz
+check "palloc-diff: 'BASE NEW --top 1' and 'BASE --top 1 NEW' read 1 as the count" \
+	sh -c 'palloc-diff base.pb.gz new.pb.gz --top 1 | cmp -s top.want - &&
+		palloc-diff base.pb.gz --top 1 new.pb.gz | cmp -s top.want - &&
+		! grep -q steady top.want'
+
 for c in smaps explain dump diff; do
 	eval "set -- \$$c"
 	expect_fail 2 "$@" --top=x >/dev/null 2>top.err
