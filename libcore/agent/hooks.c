@@ -364,10 +364,8 @@ static __attribute__((noinline)) bool free_slow(void *p,
 			stacktab_inuse_out(&agent_tab, &out);
 			agent_unlock(&agent_tab_lock);
 		}
-		if (found) {
-			if (e)
-				*e = out;
-		}
+		if (found && e)
+			*e = out;
 		t->guard--;
 	}
 	errno = saved;
