@@ -37,11 +37,7 @@ pthread_mutex_t agent_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 struct arena agent_arena = ARENA_INIT;
 struct pprof_allocator agent_alloc_hooks;
 struct stacktab agent_tab;
-uint64_t agent_dropped;
-double agent_dropped_bytes;
-int64_t agent_exact_inuse, agent_exact_peak;
 bool agent_per_thread;
-struct agent_totals agent_totals;
 
 /* PALLOC_INTERVAL below this is raised to it: every dump writes a file. */
 #define INTERVAL_MIN_NS 100000000u /* 0.1 s */
@@ -424,8 +420,8 @@ void agent_get_stats(struct agent_stats *st)
 	st->exact = agent_cfg.exact;
 	agent_lock(&agent_tab_lock);
 	st->sampled_count = ns;
-	st->dropped_count = agent_dropped;
-	st->dropped_bytes = (uint64_t)round_value(agent_dropped_bytes);
+	st->dropped_count = agent_hdr->dropped;
+	st->dropped_bytes = (uint64_t)round_value(agent_hdr->dropped_bytes);
 	st->stack_count = stacktab_n_stacks(&agent_tab);
 	if (!st->exact)
 		st->peak_inuse_bytes = (uint64_t)round_value(agent_max_inuse());
@@ -436,12 +432,12 @@ void agent_get_stats(struct agent_stats *st)
 		 * own threads) and freed later are subtracted but were never
 		 * added: clamp the small negative drift that can cause.
 		 */
-		st->inuse_bytes =
-			__atomic_load_n(&agent_exact_inuse, __ATOMIC_RELAXED);
+		st->inuse_bytes = __atomic_load_n(&agent_hdr->exact_inuse,
+						  __ATOMIC_RELAXED);
 		if (st->inuse_bytes < 0)
 			st->inuse_bytes = 0;
 		st->peak_inuse_bytes = (uint64_t)__atomic_load_n(
-			&agent_exact_peak, __ATOMIC_RELAXED);
+			&agent_hdr->exact_peak, __ATOMIC_RELAXED);
 	} else {
 		st->inuse_bytes = -1;
 	}
@@ -685,6 +681,8 @@ static void fork_prepare(void)
 	for (size_t i = 0; i < STACKTAB_SHARDS; i++)
 		agent_lock(&agent_tab.shards[i].lock);
 	pthread_mutex_lock(&agent_reg_lock);
+	agent_lock(&agent_mod_lock);
+	agent_lock(&agent_rec_lock);
 	arena_lock(&agent_arena);
 }
 
@@ -695,6 +693,8 @@ static void fork_parent(void)
 		return;
 	}
 	arena_unlock(&agent_arena);
+	agent_unlock(&agent_rec_lock);
+	agent_unlock(&agent_mod_lock);
 	pthread_mutex_unlock(&agent_reg_lock);
 	for (size_t i = STACKTAB_SHARDS; i-- > 0;)
 		agent_unlock(&agent_tab.shards[i].lock);
@@ -724,6 +724,8 @@ static void fork_child(void)
 		return;
 	}
 	arena_reset_lock(&agent_arena);
+	agent_lock_reset(&agent_rec_lock);
+	agent_lock_reset(&agent_mod_lock);
 	pthread_mutex_init(&agent_reg_lock, NULL);
 	agent_lock_reset(&agent_tab_lock);
 	agent_lock_reset(&agent_intern_lock);
@@ -734,12 +736,22 @@ static void fork_child(void)
 	if (agent_mode == AGENT_ON && !agent_cfg.follow_children)
 		agent_mode = AGENT_DISABLED;
 	if (agent_mode == AGENT_ON) {
+		struct record_header *h;
+
+		/* First: until then the record is the parent's file. */
+		record_after_fork_child();
+		h = agent_hdr;
+		record_seq_begin();
 		stacktab_reset(&agent_tab);
 		agent_boot_mark();
-		agent_dropped = 0;
-		agent_dropped_bytes = 0;
-		agent_exact_inuse = agent_exact_peak = 0;
-		memset(&agent_totals, 0, sizeof(agent_totals));
+		h->dropped = 0;
+		h->dropped_bytes = 0;
+		h->exact_inuse = h->exact_peak = 0;
+		h->pt_inuse_bytes = h->pt_inuse_objects = 0;
+		h->pt_max_bytes = h->pt_max_objects = 0;
+		record_tab_totals();
+		h->alloc_at_init = 0;
+		record_seq_end();
 		ag.parent_pid = ag.pid;
 		ag.pid = getpid();
 		ag.seq = 0;
@@ -860,6 +872,9 @@ PALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 
 /* ---- start and exit ---- */
 
+/* The status exit() or _exit() was given, when the agent saw it. */
+static int exit_status;
+
 static void exit_dump(void)
 {
 
@@ -872,6 +887,12 @@ static void exit_dump(void)
 		control_stop();
 	agent_get_unseen(&exit_unseen);
 	exit_unseen_taken = true;
+	/* The record first: it is final even if the profile is not. */
+	agent_threads_sync_all();
+	record_allocator_snapshot();
+	record_exit(exit_status, exit_unseen.anon_bytes,
+		    exit_unseen.anon_peak_bytes, exit_unseen.heap_bytes,
+		    exit_unseen.unseen_bytes);
 	if (agent_cfg.peak && agent_cfg.rate)
 		peak_maybe_write(true);
 	if (dump(NULL, true, NULL, 0) < 0)
@@ -886,7 +907,15 @@ static void exit_dump(void)
 	agent_guard_leave();
 }
 
-/* The exit dump runs from an atexit handler registered at init (so after
+/* The exit handler: on_exit(3) passes exit()'s status (main's return
+ * value too), which the record keeps. */
+static void exit_handler(int status, void *arg PALLOC_UNUSED)
+{
+	exit_status = status;
+	exit_dump();
+}
+
+/* The exit dump runs from an exit handler registered at init (so after
  * the program's own atexit handlers and static destructors, registered
  * later), and from this destructor in case exit handlers were skipped;
  * whichever runs first writes. */
@@ -910,8 +939,10 @@ static void (*real_exit)(int);
 static PALLOC_NORETURN void exit_now(int status)
 {
 	if (__atomic_load_n(&agent_mode, __ATOMIC_ACQUIRE) == AGENT_ON &&
-	    !agent_tls.guard && getpid() == ag.pid)
+	    !agent_tls.guard && getpid() == ag.pid) {
+		exit_status = status;
 		exit_dump();
+	}
 	if (real_exit)
 		real_exit(status);
 	syscall(SYS_exit_group, status);
@@ -997,12 +1028,14 @@ __attribute__((constructor(101))) static void agent_init(void)
 		agent_cfg.unwind = UNWIND_FP;
 		unwind_init(UNWIND_FP);
 	}
+	record_init(ag.cmdline, ag.start_realtime_ns);
 	agent_threads_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	atexit(exit_dump);
+	on_exit(exit_handler, NULL);
 	agent_sum_counters(&ac, &fc, &ab, &re, &ns);
 	ag.alloc_at_init = ac + agent_tls.alloc_count *
 					(agent_tls.state == AGENT_THREAD_NEW);
+	agent_hdr->alloc_at_init = ag.alloc_at_init;
 	__atomic_store_n(&agent_mode, AGENT_ON, __ATOMIC_RELEASE);
 	agent_thread_setup(&agent_tls);
 	ag.next_interval_ns = ag.start_ns + agent_cfg.interval_ns;

@@ -5,6 +5,7 @@
 #define PALLOC_AGENT_INT_H
 
 #include "agent.h"
+#include "agent_record.h"
 #include "arena.h"
 #include "lock.h"
 #include "phdr.h"
@@ -69,14 +70,16 @@ struct agent_thread {
 	struct agent_thread *next, *prev; /* registry */
 	unsigned unwinding; /* inside libunwind (hooks.c unwind_fenced) */
 	uint32_t stack_gen; /* agent_tab.gen when stack was found */
-	struct stacktab_stack
-		*stack; /* the last stack sampled (thread_stack) */
+	struct record_stack *stack; /* the last stack sampled (thread_stack) */
 	/* Weights per thread (hooks.c): an open-addressing table of recs_cap
 	 * (a power of two, or 0) records keyed by stack id, recs_n used;
 	 * rec: the one found last. recs and recs_cap change under
 	 * agent_reg_lock, the records by this thread only. */
-	struct stacktab_rec *recs, *rec;
+	struct record_rec *recs, *rec;
 	uint32_t recs_cap, recs_n;
+	/* Its slot in the record (agent_record.h), or NULL: its counters
+	 * are copied there at its slow paths (hooks.c thread_sync). */
+	struct record_thread *slot;
 };
 
 extern __thread struct agent_thread agent_tls
@@ -110,12 +113,15 @@ extern struct agent_config agent_cfg;
  *  2. agent_tab_lock   the weights and totals of agent_tab (stacktab.h,
  *                      "Threads"; with agent_per_thread the stacks' own
  *                      values only, and threads' records folded in at
- *                      exit), agent_dropped, agent_dropped_bytes;
+ *                      exit), agent_hdr->dropped, agent_hdr->dropped_bytes;
  *     agent_intern_lock  agent_tab's stack index (stacktab_intern, _seal),
  *                      then the live shards' locks (agent_tab.shards[],
  *                      in index order; each alone on the sample and free
  *                      paths, all of them only at fork);
- *  3. agent_reg_lock   the thread registry and the exited threads' sums;
+ *  3. agent_reg_lock   the thread registry and the exited threads' sums
+ *                      (agent_hdr->exited_*), header.seq;
+ *     agent_mod_lock   the record's list of modules (agent_record.h);
+ *     agent_rec_lock   appends to the record (a leaf but for the arena);
  *  4. agent_arena.lock the private memory.
  * A lock may be taken while holding only locks above it.
  */
@@ -134,31 +140,24 @@ bool agent_threads_unwinding(void);
 extern struct arena agent_arena;
 extern struct pprof_allocator agent_alloc_hooks;
 extern struct stacktab agent_tab;
-/* Samples are counted per thread (agent_thread.samples, summed by
- * agent_sum_counters): no shared line written at every rate-1 call. */
-extern uint64_t agent_dropped;
-/* The estimated allocated bytes (alloc_space) of the dropped samples. */
-extern double agent_dropped_bytes;
-
 /*
- * Weights per thread (hooks.c): at rate 1 without PALLOC_PEAK. Then the
- * total inuse (bytes and objects) and its maximum are these, changed with
- * atomic adds and a compare-and-swap on one line (agent_tab's inuse_bytes,
- * max_inuse_bytes and ev stay 0); max_objects is the objects total stored
- * by the event that raised max_bytes last (a moment stale at worst).
+ * The totals live in the record's header (agent_hdr, agent_record.h), so
+ * that a reader outside sees them: dropped (samples dropped; samples are
+ * counted per thread, agent_thread.samples, summed by
+ * agent_sum_counters: no shared line written at every rate-1 call) and
+ * dropped_bytes (their estimated alloc_space), under agent_tab_lock;
+ * exact_inuse and exact_peak (PALLOC_EXACT=1: live usable bytes and their
+ * peak, atomics); and with weights per thread (hooks.c: rate 1 without
+ * PALLOC_PEAK) pt_inuse_bytes, pt_inuse_objects and their maximum
+ * pt_max_bytes, changed with atomic adds and a compare-and-swap
+ * (agent_tab's inuse_bytes, max_inuse_bytes and ev stay 0);
+ * pt_max_objects is the objects total stored by the event that raised
+ * pt_max_bytes last (a moment stale at worst).
  */
-struct agent_totals {
-	int64_t inuse_bytes, inuse_objects, max_bytes, max_objects;
-} __attribute__((aligned(64)));
 extern bool agent_per_thread;
-extern struct agent_totals agent_totals;
 /* The highest total inuse estimate so far, in bytes (either mode). Under
  * agent_tab_lock unless agent_per_thread. */
 double agent_max_inuse(void);
-
-/* Exact mode (PALLOC_EXACT=1): live usable bytes and their peak. */
-extern int64_t agent_exact_inuse;
-extern int64_t agent_exact_peak;
 
 /* modtab.c: the loaded objects copied at fork (see there) */
 
@@ -209,12 +208,16 @@ void agent_thread_setup(struct agent_thread *t);
 void agent_sum_counters(uint64_t *alloc_count, uint64_t *free_count,
 			uint64_t *alloc_bytes, uint64_t *reentries,
 			uint64_t *samples);
+/* Copy every registered thread's counters into its record slot (at
+ * exit: agent_record.h). Takes agent_reg_lock. */
+void agent_threads_sync_all(void);
 /* After fork, in the child: only the calling thread is left; zero all
- * counters and the registry. */
+ * counters and the registry; the other threads' record slots are freed.
+ * Caller holds no lock (single-threaded child). */
 void agent_threads_after_fork_child(void);
 /* Weights per thread: the record of stack id for thread t (a live one),
  * made if new; NULL when t is not registered or on ENOMEM. */
-struct stacktab_rec *agent_thread_rec(struct agent_thread *t, uint32_t id);
+struct record_rec *agent_thread_rec(struct agent_thread *t, uint32_t id);
 /* Every stack's values summed over its own and all live threads' records:
  * an array of n (agent_tab's stacks then), index id - 1, from the arena;
  * NULL on ENOMEM. Under agent_tab_lock. */

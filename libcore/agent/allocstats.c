@@ -240,6 +240,34 @@ static char *glibc_malloc_info(void)
 	return buf;
 }
 
+size_t allocstats_malloc_info_text(char *buf, size_t cap)
+{
+	FILE *f;
+	long pos;
+
+	if (cap < 2)
+		return 0;
+	buf[0] = '\0';
+	f = fmemopen(buf, cap - 1, "w");
+	if (!f)
+		return 0;
+	/* Written through as it comes: a text cut at cap keeps its start. */
+	setvbuf(f, NULL, _IONBF, 0);
+	if (malloc_info(0, f) != 0) {
+		fclose(f);
+		buf[0] = '\0';
+		return 0;
+	}
+	pos = ftell(f);
+	fclose(f);
+	if (pos < 0)
+		pos = 0;
+	if ((size_t)pos > cap - 1)
+		pos = (long)(cap - 1);
+	buf[pos] = '\0';
+	return (size_t)pos;
+}
+
 /* The numeric attribute name="N" of the tag tag[0, n), or -1. */
 static int64_t xml_attr(const char *tag, size_t n, const char *name)
 {

@@ -56,6 +56,14 @@ const char *allocstats_name(enum allocstats_kind k);
 enum allocstats_kind allocstats_comparable(struct allocstats_comparable *c);
 
 /*
+ * glibc's malloc_info(3) XML written into buf[cap] (through fmemopen: the
+ * caller holds the guard, the stream's own malloc passes untracked), cut
+ * at cap - 1 bytes and NUL-terminated. Its length; 0 on failure (buf
+ * then holds ""). Any thread.
+ */
+size_t allocstats_malloc_info_text(char *buf, size_t cap);
+
+/*
  * A growable text buffer (malloc'd under the guard). On ENOMEM it stops
  * growing and sets oom; the caller checks once at the end.
  */

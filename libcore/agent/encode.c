@@ -139,7 +139,7 @@ static int add_samples_of(struct pprof_profile *p, const struct map_ctx *m,
 	if (peak)
 		stacktab_settle_peak(&agent_tab);
 	for (size_t i = 0; i < stacktab_n_stacks(&agent_tab); i++) {
-		const struct stacktab_stack *s =
+		const struct record_stack *s =
 			stacktab_get(&agent_tab, (uint32_t)i + 1);
 		struct stacktab_weights w;
 		int64_t v[6];
@@ -251,18 +251,19 @@ static int64_t heap_peak_bytes(void)
 	double bytes, objects = 0;
 
 	if (agent_cfg.exact)
-		return __atomic_load_n(&agent_exact_peak, __ATOMIC_RELAXED);
+		return __atomic_load_n(&agent_hdr->exact_peak,
+				       __ATOMIC_RELAXED);
 	if (!agent_cfg.rate)
 		return -1;
 	if (agent_per_thread)
-		return __atomic_load_n(&agent_totals.max_bytes,
+		return __atomic_load_n(&agent_hdr->pt_max_bytes,
 				       __ATOMIC_RELAXED) +
-		       16 * __atomic_load_n(&agent_totals.max_objects,
+		       16 * __atomic_load_n(&agent_hdr->pt_max_objects,
 					    __ATOMIC_RELAXED);
 	agent_lock(&agent_tab_lock);
 	stacktab_settle_peak(&agent_tab);
 	for (size_t i = 0; i < stacktab_n_stacks(&agent_tab); i++) {
-		const struct stacktab_stack *s =
+		const struct record_stack *s =
 			stacktab_get(&agent_tab, (uint32_t)i + 1);
 
 		objects += s ? s->peak_objects : 0;
@@ -324,9 +325,9 @@ static int add_comments(struct pprof_profile *p,
 	rc |= pprof_comment_add_samples(
 		p, &(const struct pprof_comment_samples){
 			   .sampled = ns,
-			   .dropped = agent_dropped,
-			   .dropped_bytes =
-				   (uint64_t)round_value(agent_dropped_bytes),
+			   .dropped = agent_hdr->dropped,
+			   .dropped_bytes = (uint64_t)round_value(
+				   agent_hdr->dropped_bytes),
 			   .max_stacks = agent_tab.max_stacks,
 		   });
 	COMMENT("counters: alloc_count %llu, free_count %llu, alloc_bytes %llu",
@@ -335,9 +336,9 @@ static int add_comments(struct pprof_profile *p,
 	if (agent_cfg.exact)
 		COMMENT("exact: inuse_bytes %lld, peak_inuse_bytes %lld "
 			"(usable sizes)",
-			(long long)__atomic_load_n(&agent_exact_inuse,
+			(long long)__atomic_load_n(&agent_hdr->exact_inuse,
 						   __ATOMIC_RELAXED),
-			(long long)__atomic_load_n(&agent_exact_peak,
+			(long long)__atomic_load_n(&agent_hdr->exact_peak,
 						   __ATOMIC_RELAXED));
 	if (agent_cfg.peak && agent_cfg.rate == 1)
 		COMMENT("peak: inuse at the heap's high-water mark (every "

@@ -206,7 +206,14 @@ static void record_unloads(struct seglist *before)
 	agent_lock(&agent_tab_lock);
 	agent_lock(&agent_intern_lock);
 	gen = stacktab_seal(&agent_tab, (const uintptr_t(*)[2])ranges, n_gone);
+	__atomic_store_n(&agent_hdr->gen, gen, __ATOMIC_RELEASE);
 	agent_unlock(&agent_intern_lock);
+	/* The record's MODULE entries first: keep_segment takes strings. */
+	for (size_t i = 0; i < before->n; i++)
+		if (!before->present[i])
+			record_module_unloaded(
+				before->v[i].start, before->v[i].limit,
+				before->v[i].offset, before->v[i].path, gen);
 	for (size_t i = 0; i < before->n; i++)
 		if (!before->present[i])
 			keep_segment(&before->v[i], gen);
@@ -246,6 +253,8 @@ PALLOC_EXPORT int dlclose(void *handle)
 	if (!before.err)
 		record_unloads(&before);
 	seglist_free(&before);
+	/* Objects the destructors loaded meanwhile. */
+	record_modules_check();
 	agent_guard_leave();
 	errno = saved;
 	return rc;

@@ -106,20 +106,26 @@ static size_t unwind_fenced(struct agent_thread *t, uintptr_t *pcs, size_t max)
  * lock, no hashing, no shared line written), else interned under
  * agent_intern_lock. NULL when the table is full.
  */
-static struct stacktab_stack *thread_stack(struct agent_thread *t,
-					   const uintptr_t *pcs, size_t n)
+static struct record_stack *thread_stack(struct agent_thread *t,
+					 const uintptr_t *pcs, size_t n)
 {
-	struct stacktab_stack *s = t->stack;
+	struct record_stack *s = t->stack;
 	uint32_t gen = __atomic_load_n(&agent_tab.gen, __ATOMIC_ACQUIRE);
+	size_t before;
 
 	if (s && t->stack_gen == gen && stacktab_matches(s, pcs, n, t->name))
 		return s;
 	agent_lock(&agent_intern_lock);
+	before = agent_tab.n_stacks;
 	s = stacktab_intern(&agent_tab, pcs, n, t->name);
 	gen = agent_tab.gen;
 	agent_unlock(&agent_intern_lock);
 	t->stack = s;
 	t->stack_gen = gen;
+	/* A new stack may be in an object loaded since the last look: its
+	 * MODULE entry (outside the lock: this calls the loader). */
+	if (before != stacktab_n_stacks(&agent_tab))
+		record_modules_check();
 	return s;
 }
 
@@ -127,33 +133,30 @@ static struct stacktab_stack *thread_stack(struct agent_thread *t,
  * Weights per thread (agent_per_thread: rate 1 without PALLOC_PEAK, whose
  * exact peak needs the events in one order). A sample or a free changes
  * the calling thread's record for the stack (stacktab.h, "Weights per
- * thread"; agent_thread_rec()) and agent_totals with atomic adds: no
- * lock, and no shared line written but the totals'. A thread without a
+ * thread"; agent_thread_rec()) and the totals (agent_hdr->pt_*) with atomic
+ * adds: no lock, and no shared line written but the totals'. A thread without a
  * record (not registered, or no memory for one) changes the stack's own
  * values under agent_tab_lock instead. At rate 1 every weight is 1: the
  * records and totals count whole blocks and bytes, exactly.
  */
 static void totals_add(int64_t size, int sign)
 {
+	struct record_header *h = agent_hdr;
 	int64_t o, now, max;
 
 	if (sign < 0) {
-		__atomic_sub_fetch(&agent_totals.inuse_objects, 1,
-				   __ATOMIC_RELAXED);
-		__atomic_sub_fetch(&agent_totals.inuse_bytes, size,
-				   __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&h->pt_inuse_objects, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&h->pt_inuse_bytes, size, __ATOMIC_RELAXED);
 		return;
 	}
-	o = __atomic_add_fetch(&agent_totals.inuse_objects, 1,
-			       __ATOMIC_RELAXED);
-	now = __atomic_add_fetch(&agent_totals.inuse_bytes, size,
-				 __ATOMIC_RELAXED);
-	max = __atomic_load_n(&agent_totals.max_bytes, __ATOMIC_RELAXED);
+	o = __atomic_add_fetch(&h->pt_inuse_objects, 1, __ATOMIC_RELAXED);
+	now = __atomic_add_fetch(&h->pt_inuse_bytes, size, __ATOMIC_RELAXED);
+	max = __atomic_load_n(&h->pt_max_bytes, __ATOMIC_RELAXED);
 	while (now > max)
-		if (__atomic_compare_exchange_n(&agent_totals.max_bytes, &max,
-						now, true, __ATOMIC_RELAXED,
+		if (__atomic_compare_exchange_n(&h->pt_max_bytes, &max, now,
+						true, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
-			__atomic_store_n(&agent_totals.max_objects, o,
+			__atomic_store_n(&h->pt_max_objects, o,
 					 __ATOMIC_RELAXED);
 			break;
 		}
@@ -164,15 +167,14 @@ static void totals_add(int64_t size, int sign)
 static void weights_add(struct agent_thread *t, const struct stacktab_live *e,
 			bool alloc, int sign)
 {
-	struct stacktab_rec *r = t->rec;
+	struct record_rec *r = t->rec;
 
 	if (!r || r->id != e->stack_id)
 		r = agent_thread_rec(t, e->stack_id);
 	if (r) {
 		stacktab_rec_add(r, e->size, alloc, sign);
 	} else {
-		struct stacktab_stack *s =
-			stacktab_get(&agent_tab, e->stack_id);
+		struct record_stack *s = stacktab_get(&agent_tab, e->stack_id);
 
 		agent_lock(&agent_tab_lock);
 		if (s)
@@ -185,7 +187,7 @@ static void weights_add(struct agent_thread *t, const struct stacktab_live *e,
 double agent_max_inuse(void)
 {
 	if (agent_per_thread)
-		return (double)__atomic_load_n(&agent_totals.max_bytes,
+		return (double)__atomic_load_n(&agent_hdr->pt_max_bytes,
 					       __ATOMIC_RELAXED);
 	return agent_tab.max_inuse_bytes;
 }
@@ -197,7 +199,7 @@ double agent_max_inuse(void)
  * and counters change in one short section under agent_tab_lock
  * (stacktab.h, "Threads"). A drop always takes the lock.
  */
-static void record(struct agent_thread *t, struct stacktab_stack *s, void *p,
+static void record(struct agent_thread *t, struct record_stack *s, void *p,
 		   size_t size, double objects, double bytes)
 {
 	struct stacktab_live stale, e = {
@@ -230,9 +232,10 @@ static void record(struct agent_thread *t, struct stacktab_stack *s, void *p,
 	} else {
 		if (s)
 			stacktab_count(s, &e);
-		agent_dropped++;
-		agent_dropped_bytes += bytes;
+		agent_hdr->dropped++;
+		agent_hdr->dropped_bytes += bytes;
 	}
+	record_tab_totals();
 	agent_unlock(&agent_tab_lock);
 }
 
@@ -264,12 +267,12 @@ static inline __attribute__((always_inline)) void sample(struct agent_thread *t,
 
 static void exact_add(int64_t d)
 {
-	int64_t now =
-		__atomic_add_fetch(&agent_exact_inuse, d, __ATOMIC_RELAXED);
-	int64_t peak = __atomic_load_n(&agent_exact_peak, __ATOMIC_RELAXED);
+	struct record_header *h = agent_hdr;
+	int64_t now = __atomic_add_fetch(&h->exact_inuse, d, __ATOMIC_RELAXED);
+	int64_t peak = __atomic_load_n(&h->exact_peak, __ATOMIC_RELAXED);
 
 	while (now > peak &&
-	       !__atomic_compare_exchange_n(&agent_exact_peak, &peak, now, true,
+	       !__atomic_compare_exchange_n(&h->exact_peak, &peak, now, true,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 }
@@ -316,6 +319,8 @@ __attribute__((noinline)) void *alloc_slow(void *p, size_t n)
 		}
 		sample(t, p, n);
 		t->sample_left = sampler_interval(&t->rng, agent_cfg.rate);
+		thread_sync(t);
+		record_slow_point();
 		goto out;
 	}
 	if (n < t->left) {
@@ -325,6 +330,8 @@ __attribute__((noinline)) void *alloc_slow(void *p, size_t n)
 	}
 	sample(t, p, n);
 	count_bytes(t, n, sampler_interval(&t->rng, agent_cfg.rate));
+	thread_sync(t);
+	record_slow_point();
 out:
 	t->guard--;
 	errno = saved;
@@ -362,10 +369,13 @@ static __attribute__((noinline)) bool free_slow(void *p,
 		} else if (found) {
 			agent_lock(&agent_tab_lock);
 			stacktab_inuse_out(&agent_tab, &out);
+			record_tab_totals();
 			agent_unlock(&agent_tab_lock);
 		}
 		if (found && e)
 			*e = out;
+		if (found)
+			thread_sync(t);
 		t->guard--;
 	}
 	errno = saved;
@@ -395,9 +405,10 @@ static void agent_restore(const struct stacktab_live *e)
 	if (!agent_per_thread && (r == 1 || r == -2))
 		stacktab_inuse_out(&agent_tab, &stale);
 	if (r < 0)
-		agent_dropped++;
+		agent_hdr->dropped++;
 	else
 		stacktab_inuse_in(&agent_tab, e);
+	record_tab_totals();
 	agent_unlock(&agent_tab_lock);
 }
 

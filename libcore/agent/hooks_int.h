@@ -115,6 +115,26 @@ static inline void count_bytes(struct agent_thread *t, uint64_t n,
  */
 void *alloc_slow(void *p, size_t n);
 
+/*
+ * Copy thread t's counters into its record slot (agent_record.h), if it
+ * has one: at its slow paths (a sampled allocation, the free of a sampled
+ * block) and at its exit, so that a reader outside sees them that fresh.
+ * By t itself, guard held.
+ */
+static inline void thread_sync(struct agent_thread *t)
+{
+	struct record_thread *s = t->slot;
+
+	if (!s)
+		return;
+	__atomic_store_n(&s->alloc_count, t->alloc_count, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->free_count, t->free_count, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->alloc_bytes, t->bytes_base - t->left,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&s->samples, t->samples, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->reentries, t->reentries, __ATOMIC_RELAXED);
+}
+
 /* Count an allocation of n requested bytes that returned p. */
 static inline void on_alloc(struct agent_thread *t, void *p, size_t n)
 {

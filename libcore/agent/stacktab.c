@@ -35,7 +35,7 @@ void stacktab_destroy(struct stacktab *t)
 	struct pprof_allocator a = t->a;
 	size_t max = t->max_stacks;
 
-	for (size_t i = 0; i < t->n_stacks; i++)
+	for (size_t i = t->n_ext; i < t->n_stacks; i++)
 		t_free(t, t->stacks[i]);
 	t_free(t, t->stacks);
 	for (size_t i = 0; i < ARRAY_SIZE(t->old_stacks); i++)
@@ -49,7 +49,7 @@ void stacktab_destroy(struct stacktab *t)
 void stacktab_reset(struct stacktab *t)
 {
 	for (size_t i = 0; i < t->n_stacks; i++) {
-		struct stacktab_stack *s = t->stacks[i];
+		struct record_stack *s = t->stacks[i];
 
 		s->alloc_objects = s->alloc_bytes = 0;
 		s->inuse_objects = s->inuse_bytes = 0;
@@ -123,7 +123,7 @@ static uint64_t stack_hash(const uintptr_t *pcs, size_t n, const uint64_t w[2])
 
 /* Does s hold these n frames and thread name words? (depth checked by
  * the caller) */
-static bool stack_words_equal(const struct stacktab_stack *s,
+static bool stack_words_equal(const struct record_stack *s,
 			      const uintptr_t *pcs, size_t n,
 			      const uint64_t w[2])
 {
@@ -160,12 +160,53 @@ static int grow_index(struct stacktab *t)
 	return 0;
 }
 
-struct stacktab_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
-				       size_t n, const char *thread)
+static void stack_fill(struct stacktab *t, struct record_stack *s, uint64_t h,
+		       const uintptr_t *pcs, size_t n, const uint64_t w[2])
+{
+	s->hash = h;
+	s->depth = (uint32_t)n;
+	s->gen = t->gen;
+	memcpy(s->pcs, pcs, n * sizeof(*pcs));
+	memcpy(s->thread, w, sizeof(s->thread));
+	s->id = (uint32_t)t->n_stacks + 1;
+}
+
+/* A new stack with zero weights: ext's copy while it gives one, else
+ * from the table's allocator. */
+static struct record_stack *new_stack(struct stacktab *t, uint64_t h,
+				      const uintptr_t *pcs, size_t n,
+				      const uint64_t w[2])
+{
+	size_t size = sizeof(struct record_stack) + n * sizeof(*pcs);
+	struct record_stack *s;
+
+	if (t->ext_stack && n <= RECORD_MAX_DEPTH) {
+		union {
+			struct record_stack s;
+			unsigned char b[sizeof(struct record_stack) +
+					RECORD_MAX_DEPTH * sizeof(uint64_t)];
+		} u;
+
+		memset(&u, 0, size);
+		stack_fill(t, &u.s, h, pcs, n, w);
+		if (t->ext_stack(t->ext_ctx, &u.s, size, &s) == 0) {
+			t->n_ext++;
+			return s;
+		}
+	}
+	t->ext_stack = NULL; /* the ext stacks stay a prefix */
+	s = t_alloc(t, 1, size);
+	if (s)
+		stack_fill(t, s, h, pcs, n, w);
+	return s;
+}
+
+struct record_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
+				     size_t n, const char *thread)
 {
 	uint64_t h, w[2];
 	size_t j;
-	struct stacktab_stack *s;
+	struct record_stack *s;
 
 	static const char none[STACKTAB_THREAD_NAME];
 
@@ -192,7 +233,7 @@ struct stacktab_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
 		return NULL;
 	if (t->n_stacks == t->cap_stacks) {
 		size_t cap = t->cap_stacks ? t->cap_stacks * 2 : 256;
-		struct stacktab_stack **st = t_alloc(t, cap, sizeof(*st));
+		struct record_stack **st = t_alloc(t, cap, sizeof(*st));
 
 		if (!st)
 			return NULL;
@@ -210,15 +251,9 @@ struct stacktab_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
 		__atomic_store_n(&t->stacks, st, __ATOMIC_RELEASE);
 		t->cap_stacks = cap;
 	}
-	s = t_alloc(t, 1, sizeof(*s) + n * sizeof(*pcs));
+	s = new_stack(t, h, pcs, n, w);
 	if (!s)
 		return NULL;
-	s->hash = h;
-	s->depth = (uint32_t)n;
-	s->gen = t->gen;
-	memcpy(s->pcs, pcs, n * sizeof(*pcs));
-	memcpy(s->thread, w, sizeof(s->thread));
-	s->id = (uint32_t)t->n_stacks + 1;
 	t->stacks[t->n_stacks] = s;
 	/* Published: stacktab_get() reads without the intern lock. */
 	__atomic_store_n(&t->n_stacks, t->n_stacks + 1, __ATOMIC_RELEASE);
@@ -229,7 +264,7 @@ struct stacktab_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
 	return t->last = s;
 }
 
-static bool stack_in_ranges(const struct stacktab_stack *s,
+static bool stack_in_ranges(const struct record_stack *s,
 			    const uintptr_t (*ranges)[2], size_t n)
 {
 	for (size_t i = 0; i < s->depth; i++)
@@ -251,7 +286,7 @@ uint32_t stacktab_seal(struct stacktab *t, const uintptr_t (*ranges)[2],
 	if (t->index)
 		memset(t->index, 0, t->index_cap * sizeof(*t->index));
 	for (size_t i = 0; i < t->n_stacks; i++) {
-		struct stacktab_stack *s = t->stacks[i];
+		struct record_stack *s = t->stacks[i];
 		size_t j;
 
 		if (s->gen != old || stack_in_ranges(s, ranges, n))
@@ -265,7 +300,7 @@ uint32_t stacktab_seal(struct stacktab *t, const uintptr_t (*ranges)[2],
 	return t->gen;
 }
 
-struct stacktab_stack *stacktab_get(const struct stacktab *t, uint32_t id)
+struct record_stack *stacktab_get(const struct stacktab *t, uint32_t id)
 {
 	/* The count first: an array read after it holds stack id (intern
 	 * publishes the array before the count). */
@@ -425,7 +460,7 @@ static double live_var_bytes(const struct stacktab_live *e)
 
 /* If s still holds its inuse values at the peak (its last change came no
  * later than the one that set the maximum), copy them to peak_*. */
-static void peak_copy(const struct stacktab *t, struct stacktab_stack *s)
+static void peak_copy(const struct stacktab *t, struct record_stack *s)
 {
 	if (s->last_ev <= t->peak_ev) {
 		s->peak_objects = s->inuse_objects;
@@ -437,14 +472,14 @@ static void peak_copy(const struct stacktab *t, struct stacktab_stack *s)
 
 /* Before s's inuse changes: keep its value at the peak, and number the
  * change (stacktab.h, "The peak"). */
-static void peak_keep(struct stacktab *t, struct stacktab_stack *s)
+static void peak_keep(struct stacktab *t, struct record_stack *s)
 {
 	peak_copy(t, s);
 	s->last_ev = ++t->ev;
 }
 
 /* stacktab_inuse_in() with e's stack s (NULL: none) already found. */
-static void inuse_in(struct stacktab *t, struct stacktab_stack *s,
+static void inuse_in(struct stacktab *t, struct record_stack *s,
 		     const struct stacktab_live *e)
 {
 	double bytes = live_bytes(e);
@@ -472,7 +507,7 @@ void stacktab_inuse_in(struct stacktab *t, const struct stacktab_live *e)
 
 void stacktab_inuse_out(struct stacktab *t, const struct stacktab_live *e)
 {
-	struct stacktab_stack *s = stacktab_get(t, e->stack_id);
+	struct record_stack *s = stacktab_get(t, e->stack_id);
 
 	t->n_live--;
 	filter_add(t, e->ptr, -1);
@@ -486,7 +521,7 @@ void stacktab_inuse_out(struct stacktab *t, const struct stacktab_live *e)
 	t->inuse_bytes -= live_bytes(e);
 }
 
-void stacktab_count(struct stacktab_stack *s, const struct stacktab_live *e)
+void stacktab_count(struct record_stack *s, const struct stacktab_live *e)
 {
 	/* The stored weight and its product, as stacktab_inuse_in() and
 	 * stacktab_inuse_out() compute them (stacktab.h). */
@@ -496,15 +531,15 @@ void stacktab_count(struct stacktab_stack *s, const struct stacktab_live *e)
 	s->alloc_var_bytes += live_var_bytes(e);
 }
 
-void stacktab_count_in(struct stacktab *t, struct stacktab_stack *s,
+void stacktab_count_in(struct stacktab *t, struct record_stack *s,
 		       const struct stacktab_live *e)
 {
 	stacktab_count(s, e);
 	inuse_in(t, s, e);
 }
 
-void stacktab_weights_add(struct stacktab_stack *s,
-			  const struct stacktab_live *e, bool alloc, int sign)
+void stacktab_weights_add(struct record_stack *s, const struct stacktab_live *e,
+			  bool alloc, int sign)
 {
 	if (alloc)
 		stacktab_count(s, e);
@@ -515,7 +550,7 @@ void stacktab_weights_add(struct stacktab_stack *s,
 }
 
 void stacktab_weights_of(struct stacktab_weights *w,
-			 const struct stacktab_stack *s)
+			 const struct record_stack *s)
 {
 	w->alloc_objects = s->alloc_objects;
 	w->alloc_bytes = s->alloc_bytes;
@@ -527,7 +562,7 @@ void stacktab_weights_of(struct stacktab_weights *w,
 	w->inuse_var_bytes = s->inuse_var_bytes;
 }
 
-void stacktab_rec_sum(struct stacktab_weights *w, const struct stacktab_rec *r)
+void stacktab_rec_sum(struct stacktab_weights *w, const struct record_rec *r)
 {
 	w->alloc_objects +=
 		(double)__atomic_load_n(&r->alloc_objects, __ATOMIC_RELAXED);
@@ -539,7 +574,7 @@ void stacktab_rec_sum(struct stacktab_weights *w, const struct stacktab_rec *r)
 		(double)__atomic_load_n(&r->inuse_bytes, __ATOMIC_RELAXED);
 }
 
-void stacktab_rec_fold(struct stacktab_stack *s, const struct stacktab_rec *r)
+void stacktab_rec_fold(struct record_stack *s, const struct record_rec *r)
 {
 	struct stacktab_weights w = {0};
 
@@ -550,7 +585,7 @@ void stacktab_rec_fold(struct stacktab_stack *s, const struct stacktab_rec *r)
 	s->inuse_bytes += w.inuse_bytes;
 }
 
-int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,
+int stacktab_add(struct stacktab *t, struct record_stack *s, uintptr_t ptr,
 		 uint64_t size, double objects)
 {
 	struct stacktab_live stale, e = {
@@ -607,7 +642,7 @@ void stacktab_settle_peak(struct stacktab *t)
 	size_t n = __atomic_load_n(&t->n_stacks, __ATOMIC_ACQUIRE);
 
 	for (size_t i = 1; i <= n; i++) {
-		struct stacktab_stack *s = stacktab_get(t, (uint32_t)i);
+		struct record_stack *s = stacktab_get(t, (uint32_t)i);
 
 		if (s)
 			peak_copy(t, s);

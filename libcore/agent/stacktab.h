@@ -7,6 +7,7 @@
 #include "common.h"
 #include "lock.h"
 #include "pprof.h"
+#include "wire/record.h"
 
 /*
  * Two tables that change together:
@@ -44,27 +45,18 @@
  */
 
 #define STACKTAB_FILTER_BITS 16
-#define STACKTAB_THREAD_NAME 16 /* as prctl(PR_GET_NAME), NUL included */
+#define STACKTAB_THREAD_NAME RECORD_THREAD_NAME /* prctl(PR_GET_NAME) */
 
-struct stacktab_stack {
-	uint64_t hash;
-	uint32_t id;	/* index + 1 */
-	uint32_t depth; /* pcs[] entries, leaf first */
-	uint32_t gen;	/* the table's gen when last valid: stacktab_seal() */
-	char thread[STACKTAB_THREAD_NAME];
-	double alloc_objects, alloc_bytes;
-	double inuse_objects, inuse_bytes;
-	double peak_objects, peak_bytes;
-	/* Variances of the six estimates above (objects^2, bytes^2): see
-	 * "Error bars" below. */
-	double alloc_var_objects, alloc_var_bytes;
-	double inuse_var_objects, inuse_var_bytes;
-	double peak_var_objects, peak_var_bytes;
-	/* The event (struct stacktab, ev) of the last change of inuse_*:
-	 * see "The peak" below. */
-	uint64_t last_ev;
-	uintptr_t pcs[];
-};
+/*
+ * A stack is a struct record_stack (wire/record.h): the agent's come from
+ * its record, where they are the bodies of STACK entries, so that a
+ * reader outside the process sees the weights the agent updates in
+ * place. Fields: hash, id (index + 1), depth (pcs[] entries, leaf
+ * first), gen (the table's gen when last valid: stacktab_seal()), the
+ * thread name, the summed weights, their variances ("Error bars" below,
+ * objects^2 and bytes^2) and last_ev, the event (struct stacktab, ev) of
+ * the last change of inuse_* ("The peak" below).
+ */
 
 /*
  * Error bars. A sampled allocation of s bytes with weight o = 1/p objects
@@ -160,12 +152,24 @@ struct stacktab {
 	size_t max_stacks;
 	bool all_live; /* every bit set for good: stacktab_all_live() */
 	/* stacks: stacks[id - 1]; index[] maps hash -> id (0: empty) */
-	struct stacktab_stack **stacks;
+	struct record_stack **stacks;
 	size_t n_stacks, cap_stacks;
-	struct stacktab_stack **old_stacks[STACKTAB_OLD_ARRAYS];
+	struct record_stack **old_stacks[STACKTAB_OLD_ARRAYS];
 	uint32_t *index;
-	size_t index_cap;	     /* a power of two */
-	struct stacktab_stack *last; /* the last one interned, or NULL */
+	size_t index_cap;	   /* a power of two */
+	struct record_stack *last; /* the last one interned, or NULL */
+	/*
+	 * Where new stacks go first (the agent's record): ext_stack copies
+	 * a finished stack of size bytes to *copy and returns 0, or
+	 * returns -1, after which the table allocates its stacks from a
+	 * for good (so stacks[0..n_ext) are ext's, in id order). ext's are
+	 * never freed by the table. Set after stacktab_init(), before the
+	 * first intern.
+	 */
+	int (*ext_stack)(void *ctx, const struct record_stack *s, size_t size,
+			 struct record_stack **copy);
+	void *ext_ctx;
+	size_t n_ext;
 	/* stacktab_seal() calls so far; read on every sample (hooks.c
 	 * thread_stack): not on the lines the weights section writes */
 	uint32_t gen;
@@ -223,8 +227,8 @@ void stacktab_reset(struct stacktab *t);
  * NUL-padded to the end (as the agent keeps it), or NULL for none.
  * NULL when the table is full or on ENOMEM.
  */
-struct stacktab_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
-				       size_t n, const char *thread);
+struct record_stack *stacktab_intern(struct stacktab *t, const uintptr_t *pcs,
+				     size_t n, const char *thread);
 
 /* The number of stacks; any thread, no lock (stacktab_get() has them). */
 static inline size_t stacktab_n_stacks(const struct stacktab *t)
@@ -235,7 +239,7 @@ static inline size_t stacktab_n_stacks(const struct stacktab *t)
 /* Is s the stack of (pcs[0..n), thread)? thread as for stacktab_intern(),
  * not NULL. Reads only what never changes in a stack. Inline: at rate 1
  * the agent asks on every allocation (hooks.c thread_stack). */
-static inline bool stacktab_matches(const struct stacktab_stack *s,
+static inline bool stacktab_matches(const struct record_stack *s,
 				    const uintptr_t *pcs, size_t n,
 				    const char *thread)
 {
@@ -253,7 +257,7 @@ static inline bool stacktab_matches(const struct stacktab_stack *s,
 }
 
 /* The stack with this id (1-based), or NULL. Any thread, no lock. */
-struct stacktab_stack *stacktab_get(const struct stacktab *t, uint32_t id);
+struct record_stack *stacktab_get(const struct stacktab *t, uint32_t id);
 
 /*
  * Record a sampled allocation of size bytes at ptr on stack s with the
@@ -267,7 +271,7 @@ struct stacktab_stack *stacktab_get(const struct stacktab *t, uint32_t id);
  * Returns 0, or -1 on ENOMEM: the alloc values still grow, inuse does not
  * (the block cannot be tracked), and the caller counts a drop.
  */
-int stacktab_add(struct stacktab *t, struct stacktab_stack *s, uintptr_t ptr,
+int stacktab_add(struct stacktab *t, struct record_stack *s, uintptr_t ptr,
 		 uint64_t size, double objects);
 
 /* If ptr is live: remove it, subtract its weight from its stack's inuse,
@@ -308,11 +312,11 @@ int stacktab_live_put(struct stacktab *t, const struct stacktab_live *e,
 		      struct stacktab_live *stale);
 bool stacktab_live_take(struct stacktab *t, uintptr_t ptr,
 			struct stacktab_live *out);
-void stacktab_count(struct stacktab_stack *s, const struct stacktab_live *e);
+void stacktab_count(struct record_stack *s, const struct stacktab_live *e);
 void stacktab_inuse_in(struct stacktab *t, const struct stacktab_live *e);
 void stacktab_inuse_out(struct stacktab *t, const struct stacktab_live *e);
 /* stacktab_count() and stacktab_inuse_in() of e, whose stack is s. */
-void stacktab_count_in(struct stacktab *t, struct stacktab_stack *s,
+void stacktab_count_in(struct stacktab *t, struct record_stack *s,
 		       const struct stacktab_live *e);
 
 /*
@@ -326,11 +330,8 @@ void stacktab_count_in(struct stacktab *t, struct stacktab_stack *s,
  * every weight is 1 and every variance 0, so a record holds whole numbers
  * and no variances.
  */
-struct stacktab_rec {
-	uint32_t id; /* the stack's; 0: an empty slot */
-	int64_t alloc_objects, alloc_bytes;
-	int64_t inuse_objects, inuse_bytes;
-};
+/* A record is a struct record_rec (wire/record.h: the agent keeps the
+ * tables in its record's RECS entries); id 0: an empty slot. */
 
 /* A stack's values, or sums of them (doubles, as in the stack). */
 struct stacktab_weights {
@@ -344,7 +345,7 @@ struct stacktab_weights {
  * alloc, and sign (1 or -1) times it to the inuse values. By r's owner
  * only; every value is stored with a relaxed atomic store, so another
  * thread may read r meanwhile. Inline: at rate 1, twice per pair. */
-static inline void stacktab_rec_add(struct stacktab_rec *r, uint64_t size,
+static inline void stacktab_rec_add(struct record_rec *r, uint64_t size,
 				    bool alloc, int sign)
 {
 	int64_t b = (int64_t)size;
@@ -363,15 +364,15 @@ static inline void stacktab_rec_add(struct stacktab_rec *r, uint64_t size,
 
 /* The change of stacktab_rec_add() for any weight, made to stack s's own
  * values (under the table lock), without the peak's bookkeeping. */
-void stacktab_weights_add(struct stacktab_stack *s,
-			  const struct stacktab_live *e, bool alloc, int sign);
+void stacktab_weights_add(struct record_stack *s, const struct stacktab_live *e,
+			  bool alloc, int sign);
 /* s's own values into w. */
 void stacktab_weights_of(struct stacktab_weights *w,
-			 const struct stacktab_stack *s);
+			 const struct record_stack *s);
 /* Add r's values, read with relaxed atomic loads from any thread, to w;
  * or to s's own values (fold a record in, under the table lock). */
-void stacktab_rec_sum(struct stacktab_weights *w, const struct stacktab_rec *r);
-void stacktab_rec_fold(struct stacktab_stack *s, const struct stacktab_rec *r);
+void stacktab_rec_sum(struct stacktab_weights *w, const struct record_rec *r);
+void stacktab_rec_fold(struct record_stack *s, const struct record_rec *r);
 
 /*
  * Code at [start, limit) is gone (a dlclose unloaded it); later code at

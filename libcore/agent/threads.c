@@ -42,9 +42,7 @@ static uint64_t thread_alloc_bytes(const struct agent_thread *t)
 }
 
 static struct agent_thread *registry;
-/* Counters of threads that have exited (and of pre-fork threads: no). */
-static uint64_t gone_alloc_count, gone_free_count, gone_alloc_bytes,
-	gone_reentries, gone_samples;
+/* The counters of threads that have exited are agent_hdr->exited_*. */
 static pthread_key_t thread_key;
 static bool thread_key_ok;
 
@@ -70,15 +68,18 @@ static void thread_exit(void *arg)
 		t->guard--;
 		return;
 	}
-	struct stacktab_rec *recs;
+	struct record_rec *recs;
+	struct record_header *h = agent_hdr;
 
 	/* Its weights into the stacks' own values, in the same section as
-	 * it leaves the registry: a profile sums them exactly once. */
+	 * it leaves the registry: a profile sums them exactly once; a
+	 * reader of the record sees the move inside header.seq. */
 	agent_lock(&agent_tab_lock);
 	pthread_mutex_lock(&agent_reg_lock);
+	record_seq_begin();
 	recs = t->recs;
 	for (uint32_t i = 0; i < t->recs_cap; i++) {
-		struct stacktab_stack *s =
+		struct record_stack *s =
 			recs[i].id ? stacktab_get(&agent_tab, recs[i].id)
 				   : NULL;
 
@@ -87,11 +88,20 @@ static void thread_exit(void *arg)
 	}
 	t->recs = t->rec = NULL;
 	t->recs_cap = t->recs_n = 0;
-	gone_alloc_count += t->alloc_count;
-	gone_free_count += t->free_count;
-	gone_alloc_bytes += t->bytes_base - t->left;
-	gone_reentries += t->reentries;
-	gone_samples += t->samples;
+	h->exited_alloc_count += t->alloc_count;
+	h->exited_free_count += t->free_count;
+	h->exited_alloc_bytes += t->bytes_base - t->left;
+	h->exited_reentries += t->reentries;
+	h->exited_samples += t->samples;
+	if (t->slot) {
+		/* Its table, zeroed, stays with the slot for the next
+		 * thread. */
+		record_thread_free(t->slot);
+		t->slot = NULL;
+	}
+	record_seq_end();
+	if (record_owns(recs))
+		recs = NULL;
 	if (t->prev)
 		t->prev->next = t->next;
 	else
@@ -133,6 +143,21 @@ int agent_threads_init(void)
  */
 static uint64_t seed_serial;
 
+/* Give registered thread t a slot in the record (under agent_reg_lock),
+ * and the weight table a freed slot keeps. */
+static void thread_attach(struct agent_thread *t)
+{
+	struct record_thread *s = record_thread_slot((int)gettid());
+
+	t->slot = s;
+	if (s && s->recs && s->recs_cap && !t->recs) {
+		t->recs = record_at(s->recs);
+		t->recs_cap = s->recs_cap;
+		t->recs_n = 0;
+		t->rec = NULL;
+	}
+}
+
 void agent_thread_setup(struct agent_thread *t)
 {
 	struct timespec ts;
@@ -172,6 +197,8 @@ void agent_thread_setup(struct agent_thread *t)
 			registry->prev = t;
 		registry = t;
 		t->state = AGENT_THREAD_LIVE;
+		if (agent_mode == AGENT_ON)
+			thread_attach(t);
 		pthread_mutex_unlock(&agent_reg_lock);
 		/* A second thread of the program, not made by the interposed
 		 * pthread_create (C11 thrd_create, glibc's own helpers). */
@@ -192,8 +219,8 @@ void agent_thread_setup(struct agent_thread *t)
 
 /* The slot of stack id in a table of cap records: its own, or the empty
  * one where it goes. Ids are dense, so id mod cap spreads them. */
-static struct stacktab_rec *rec_find(struct stacktab_rec *recs, uint32_t cap,
-				     uint32_t id)
+static struct record_rec *rec_find(struct record_rec *recs, uint32_t cap,
+				   uint32_t id)
 {
 	uint32_t i = id & (cap - 1);
 
@@ -208,27 +235,45 @@ static struct stacktab_rec *rec_find(struct stacktab_rec *recs, uint32_t cap,
 static int recs_grow(struct agent_thread *t)
 {
 	uint32_t cap = t->recs_cap ? 2 * t->recs_cap : 16;
-	struct stacktab_rec *old = t->recs,
-			    *recs = arena_calloc(&agent_arena, cap,
-						 sizeof(*recs));
+	struct record_rec *old = t->recs, *recs = NULL;
 
+	/* In the record (a RECS entry the thread's slot names) when it
+	 * has a slot there, else in the arena. */
+	if (t->slot)
+		recs = record_append(RECORD_RECS, cap * sizeof(*recs), NULL);
+	if (!recs)
+		recs = arena_calloc(&agent_arena, cap, sizeof(*recs));
 	if (!recs)
 		return -1;
 	for (uint32_t i = 0; i < t->recs_cap; i++)
 		if (old[i].id)
 			*rec_find(recs, cap, old[i].id) = old[i];
 	pthread_mutex_lock(&agent_reg_lock);
+	record_seq_begin();
 	t->recs = recs;
 	t->recs_cap = cap;
+	if (t->slot) {
+		bool in = record_owns(recs);
+
+		t->slot->recs = in ? record_offset(recs) : 0;
+		t->slot->recs_cap = in ? cap : 0;
+	}
+	if (record_owns(old)) {
+		struct record_entry *e = (struct record_entry *)old - 1;
+
+		__atomic_store_n(&e->type, RECORD_PAD, __ATOMIC_RELAXED);
+	}
+	record_seq_end();
 	pthread_mutex_unlock(&agent_reg_lock);
 	t->rec = NULL;
-	arena_free(&agent_arena, old);
+	if (!record_owns(old))
+		arena_free(&agent_arena, old);
 	return 0;
 }
 
-struct stacktab_rec *agent_thread_rec(struct agent_thread *t, uint32_t id)
+struct record_rec *agent_thread_rec(struct agent_thread *t, uint32_t id)
 {
-	struct stacktab_rec *r;
+	struct record_rec *r;
 
 	if (t->state != AGENT_THREAD_LIVE || !id)
 		return NULL;
@@ -254,7 +299,7 @@ struct stacktab_weights *agent_weights_sum(size_t *n_out)
 	if (!sum)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
-		const struct stacktab_stack *s =
+		const struct record_stack *s =
 			stacktab_get(&agent_tab, (uint32_t)i + 1);
 
 		if (s)
@@ -294,11 +339,11 @@ void agent_sum_counters(uint64_t *alloc_count, uint64_t *free_count,
 	uint64_t a, f, b, r, s;
 
 	pthread_mutex_lock(&agent_reg_lock);
-	a = gone_alloc_count;
-	f = gone_free_count;
-	b = gone_alloc_bytes;
-	r = gone_reentries;
-	s = gone_samples;
+	a = agent_hdr->exited_alloc_count;
+	f = agent_hdr->exited_free_count;
+	b = agent_hdr->exited_alloc_bytes;
+	r = agent_hdr->exited_reentries;
+	s = agent_hdr->exited_samples;
 	for (struct agent_thread *t = registry; t; t = t->next) {
 		/* Plain counters written by their owner: a read may be a
 		 * moment stale, never torn (aligned 64-bit loads). */
@@ -316,6 +361,35 @@ void agent_sum_counters(uint64_t *alloc_count, uint64_t *free_count,
 	*samples = s;
 }
 
+void agent_threads_sync_all(void)
+{
+	pthread_mutex_lock(&agent_reg_lock);
+	for (struct agent_thread *t = registry; t; t = t->next) {
+		struct record_thread *s = t->slot;
+
+		if (!s)
+			continue;
+		__atomic_store_n(
+			&s->alloc_count,
+			__atomic_load_n(&t->alloc_count, __ATOMIC_RELAXED),
+			__ATOMIC_RELAXED);
+		__atomic_store_n(
+			&s->free_count,
+			__atomic_load_n(&t->free_count, __ATOMIC_RELAXED),
+			__ATOMIC_RELAXED);
+		__atomic_store_n(&s->alloc_bytes, thread_alloc_bytes(t),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&s->samples,
+				 __atomic_load_n(&t->samples, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(
+			&s->reentries,
+			__atomic_load_n(&t->reentries, __ATOMIC_RELAXED),
+			__ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&agent_reg_lock);
+}
+
 void agent_threads_after_fork_child(void)
 {
 	struct agent_thread *t = &agent_tls;
@@ -323,17 +397,24 @@ void agent_threads_after_fork_child(void)
 	/* The other threads do not exist here; their TLS blocks are stale
 	 * copies. Start over with the forking thread alone, its records
 	 * zero (the stacks' ids stay). */
-	for (struct agent_thread *o = registry; o; o = o->next)
-		if (o != t)
+	record_seq_begin();
+	for (struct agent_thread *o = registry; o; o = o->next) {
+		if (o == t)
+			continue;
+		if (o->slot)
+			record_thread_free(o->slot);
+		if (!record_owns(o->recs))
 			arena_free(&agent_arena, o->recs);
+	}
 	for (uint32_t i = 0; i < t->recs_cap; i++) {
 		uint32_t id = t->recs[i].id;
 
-		t->recs[i] = (struct stacktab_rec){.id = id};
+		t->recs[i] = (struct record_rec){.id = id};
 	}
 	registry = NULL;
-	gone_alloc_count = gone_free_count = gone_alloc_bytes = 0;
-	gone_reentries = gone_samples = 0;
+	agent_hdr->exited_alloc_count = agent_hdr->exited_free_count = 0;
+	agent_hdr->exited_alloc_bytes = agent_hdr->exited_reentries = 0;
+	agent_hdr->exited_samples = 0;
 	t->alloc_count = t->free_count = 0;
 	t->bytes_base = t->left; /* alloc_bytes 0 */
 	t->reentries = t->samples = 0;
@@ -341,7 +422,11 @@ void agent_threads_after_fork_child(void)
 	if (t->state == AGENT_THREAD_LIVE) {
 		registry = t;
 		t->state = AGENT_THREAD_LIVE;
+		thread_sync(t);
+		if (t->slot)
+			t->slot->tid = (int32_t)gettid();
 	}
+	record_seq_end();
 	t->name_time_ns = 0;
 	if (t->state != AGENT_THREAD_EXITED)
 		agent_thread_setup(t);

@@ -52,7 +52,7 @@ static void test_rounding(void)
 	for (uint64_t size = rate / 2; size < 2 * rate; size += 997) {
 		struct stacktab tt;
 		uintptr_t pc = (uintptr_t)size;
-		struct stacktab_stack *s;
+		struct record_stack *s;
 		double o, b;
 
 		stacktab_init(&tt, &hooks, 0);
@@ -91,7 +91,7 @@ static void test_peak(void)
 	static const struct pprof_allocator hooks = {a_alloc, a_free, NULL};
 	enum { NS = 8, NP = 512, EVENTS = 20000 };
 	struct stacktab tt;
-	struct stacktab_stack *st[NS];
+	struct record_stack *st[NS];
 	double truth[NS] = {0}, now[NS] = {0}, max = 0, cur = 0;
 	uint64_t live_size[NP] = {0}, x = 42;
 	unsigned live_stack[NP] = {0}, wrong = 0, checks = 0, maxima = 0;
@@ -153,7 +153,7 @@ static void test_threads(const struct pprof_allocator *hooks)
 	static struct stacktab tt;
 	const uintptr_t a = (uintptr_t)0x7f0004000000ULL, b = a + (1 << 26);
 	struct stacktab_shard *sa, *sb;
-	struct stacktab_stack *s, *first;
+	struct record_stack *s, *first;
 	struct stacktab_live e, stale, out;
 	uintptr_t pcs[1];
 	bool ok = true;
@@ -215,10 +215,10 @@ static void test_threads(const struct pprof_allocator *hooks)
 static void test_recs(const struct pprof_allocator *hooks)
 {
 	static struct stacktab tt;
-	struct stacktab_rec r1 = {0}, r2 = {0};
+	struct record_rec r1 = {0}, r2 = {0};
 	struct stacktab_weights sum;
 	struct stacktab_live e = {.ptr = 0x1000, .size = 7, .objects = 1};
-	struct stacktab_stack *s;
+	struct record_stack *s;
 	uintptr_t pc = 0x4000;
 
 	stacktab_init(&tt, hooks, 0);
@@ -250,7 +250,7 @@ int main(void)
 	static const struct pprof_allocator hooks = {a_alloc, a_free, NULL};
 	uintptr_t pcs1[] = {0x1000, 0x2000, 0x3000};
 	uintptr_t pcs2[] = {0x1000, 0x2000, 0x3001};
-	struct stacktab_stack *s1, *s2, *s3;
+	struct record_stack *s1, *s2, *s3;
 	struct stacktab_live e;
 	bool ok = true;
 
@@ -289,7 +289,7 @@ int main(void)
 	 * adds 4 * 3 = 12 objects^2 and 40 * (40 - 10) = 1200 bytes^2; its
 	 * free takes the inuse part back out exactly. */
 	{
-		struct stacktab_stack *sv = s2; /* nothing on it yet */
+		struct record_stack *sv = s2; /* nothing on it yet */
 
 		tap_ok(sv && stacktab_add(&t, sv, 0x9000, 10, 4) == 0 &&
 			       sv->alloc_var_objects == 12 &&

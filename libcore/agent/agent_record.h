@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/* The agent's half of the record (wire/record.h): the file, its entries. */
+#ifndef PALLOC_AGENT_RECORD_H
+#define PALLOC_AGENT_RECORD_H
+
+/*
+ * Named agent_record.h, not record.h: the commands' include path has
+ * libcore/agent before libcore/wire, and "record.h" must stay the format.
+ */
+#include "common.h"
+#include "wire/record.h"
+
+/*
+ * agent/record.c keeps the process's record (wire/record.h) in a file
+ * mapped MAP_SHARED at a fixed range: 1 GiB of address space reserved
+ * once (PROT_NONE), the file mapped into it in growing steps, each step
+ * reserved on disk first (fallocate) so that a full file system gives an
+ * error here and never a SIGBUS later. The descriptor is closed after
+ * each step (reopened by path, checked to be the same file, for the
+ * next): the program sees no descriptor of the agent's.
+ *
+ * Without a record (no directory, a full file system, the 1 GiB used up)
+ * the agent works as before: it warns once and keeps everything in its
+ * arena, and agent_hdr points to a private header, so that the code that
+ * keeps the totals does not test for a record.
+ *
+ * Locks (agent_int.h's order): record_append() takes agent_rec_lock, a
+ * leaf (after agent_reg_lock, before the arena's); the list of modules
+ * is under agent_mod_lock (before agent_rec_lock), never held across a
+ * call into the loader; header.seq is written under agent_reg_lock (or
+ * in a fork child, alone).
+ */
+
+/* The header: the record's, or a private one when there is none. Never
+ * NULL; its totals are the agent's own variables (agent_int.h). */
+extern struct record_header *agent_hdr;
+extern struct agent_lock agent_rec_lock, agent_mod_lock;
+
+/* Is there a record file? */
+bool record_on(void);
+
+/*
+ * At agent init, after the configuration, the command line and the
+ * unwinder: create and map the record, fill its header (cmdline: the
+ * printable command line; start_unix_ns: the agent's start, which names
+ * the file), record the loaded objects, and point
+ * agent_tab's new stacks at it. Warns once and leaves agent_hdr private
+ * on failure. Guard held.
+ */
+void record_init(const char *cmdline, int64_t start_unix_ns);
+
+/*
+ * Append an entry of type with a body of size bytes, copied from body
+ * (NULL: zeros), and publish it (header.size, release). Returns the
+ * body in the record, 16-aligned; NULL when there is no record or it
+ * cannot grow (then no later append succeeds: the entries stay a
+ * prefix). Takes agent_rec_lock. Guard held.
+ */
+void *record_append(uint32_t type, size_t size, const void *body);
+
+/* Is p inside the record's range? */
+bool record_owns(const void *p);
+
+/* The offset of p (inside the record) from its start. */
+uint64_t record_offset(const void *p);
+
+/* The body at offset off (from record_offset). */
+void *record_at(uint64_t off);
+
+/* header.seq: odd while values move between places (wire/record.h).
+ * Under agent_reg_lock. */
+void record_seq_begin(void);
+void record_seq_end(void);
+
+/*
+ * A slot for a thread being registered (under agent_reg_lock): a free
+ * one, else a new THREAD entry; LIVE with tid. NULL without a record.
+ */
+struct record_thread *record_thread_slot(int tid);
+
+/* Free slot s (its counts are in the header's exited_*: the caller's).
+ * Under agent_reg_lock, inside record_seq_begin/end. */
+void record_thread_free(struct record_thread *s);
+
+/*
+ * In a fork child, first thing: the child's own file, a copy of the
+ * parent's used bytes, mapped over the same range (every pointer into
+ * the record stays valid), the header's identity fields the child's
+ * (pid, parent_pid, RECORD_F_FORKED, start times). Without a file, a
+ * private copy at the same place: the parent's file is never written.
+ */
+void record_after_fork_child(void);
+
+/*
+ * Objects loaded since the last look (dl_iterate_phdr's dlpi_adds) get
+ * their MODULE entries, at load_gen agent_hdr->gen. Not while holding
+ * any agent lock (it calls into the loader).
+ */
+void record_modules_check(void);
+
+/* Segments [start, limit) at offset of path were unloaded (a dlclose):
+ * their live MODULE entries get unload_gen gen. Takes agent_mod_lock
+ * (the caller may hold the locks above it). */
+void record_module_unloaded(uintptr_t start, uintptr_t limit, uint64_t offset,
+			    const char *path, uint32_t gen);
+
+/*
+ * From an allocation's slow path (guard set, the real allocator's call
+ * returned): header.update_unix_ns, and the allocator's figures when a
+ * second has passed since the last ones.
+ */
+void record_slow_point(void);
+
+/* The allocator's figures now (header.allocator; guard set). */
+void record_allocator_snapshot(void);
+
+/*
+ * At exit, after the exit profile's measurement: end time, title, what
+ * unseen measured (anon_bytes .. unseen_bytes), exit_status, then state
+ * RECORD_EXITED. The file is kept.
+ */
+void record_exit(int status, int64_t anon_bytes, int64_t anon_peak_bytes,
+		 int64_t heap_bytes, int64_t unseen_bytes);
+
+/* The stack table's totals into the header (under agent_tab_lock, after
+ * they changed). */
+void record_tab_totals(void);
+
+#endif /* PALLOC_AGENT_RECORD_H */
