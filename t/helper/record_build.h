@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* Test helper: build a record (wire/record.h) in memory, entry by entry. */
+#ifndef PALLOC_RECORD_BUILD_H
+#define PALLOC_RECORD_BUILD_H
+
+#include "common.h"
+#include "record.h"
+
+/*
+ * A record as the agent lays it out: the header (magic, version,
+ * header_size, size; the rest zero, anon_* and heap/unseen -1) then
+ * entries appended, each zeroed and its header.size published. The
+ * buffer moves as it grows (malloc; aborts on ENOMEM): keep offsets, and
+ * reach the bodies with RB_AT() after the last append.
+ */
+struct rb {
+	unsigned char *buf;
+	size_t size, cap;
+};
+
+#define RB_AT(b, off, type) ((type *)(void *)((b)->buf + (off)))
+#define RB_HDR(b) RB_AT(b, 0, struct record_header)
+
+void rb_init(struct rb *b);
+void rb_free(struct rb *b);
+/* Append an entry of type with body_len bytes (rounded up to 16). The
+ * body's offset. */
+size_t rb_entry(struct rb *b, uint32_t type, size_t body_len);
+/* The next stack (id n_stacks + 1): its body's offset. */
+size_t rb_stack(struct rb *b, const char *thread, const uint64_t *pcs,
+		uint32_t depth);
+size_t rb_module(struct rb *b, uint64_t start, uint64_t limit, uint64_t offset,
+		 const char *build_id, const char *path);
+size_t rb_thread(struct rb *b, int32_t tid);
+/* A RECS entry of cap records, set as thread t's table. */
+size_t rb_recs(struct rb *b, size_t thread, uint32_t cap);
+/* The allocator's text, in a TEXT entry. */
+size_t rb_text(struct rb *b, const char *text);
+
+/* The record of t/unit/record.c's first profile and of t/4008: see
+ * record_build.c. rate 1 or 4096. */
+void rb_known(struct rb *b, uint64_t rate);
+
+#endif /* PALLOC_RECORD_BUILD_H */
