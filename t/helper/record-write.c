@@ -7,7 +7,8 @@
  * record-write FILE [RATE] [KIND]: rb_known()'s record at RATE (default
  * 1) to FILE. KIND "odd-seq": header.seq odd (a change under way that
  * never ends); "exited": state EXITED, status 3, title and memory at
- * exit; "bad-size": header.size past the file.
+ * exit; "bad-size": header.size past the file; "compact": the compact
+ * form of the fuzz target (record_build.h), a seed.
  */
 int main(int argc, char **argv)
 {
@@ -35,6 +36,14 @@ int main(int argc, char **argv)
 		RB_HDR(&b)->unseen_bytes = (int64_t)110 << 20;
 	} else if (strcmp(kind, "bad-size") == 0) {
 		RB_HDR(&b)->size = b.size + 16;
+	} else if (strcmp(kind, "compact") == 0) {
+		unsigned char *c;
+		size_t n;
+
+		rb_compact(&b, &c, &n);
+		free(b.buf);
+		b.buf = c;
+		b.size = n;
 	} else if (kind[0]) {
 		fprintf(stderr, "record-write: unknown kind '%s'\n", kind);
 		return 2;

@@ -237,3 +237,78 @@ void rb_known(struct rb *b, uint64_t rate)
 	RB_AT(b, tb, struct record_thread)->alloc_count = 1000000;
 	rb_text(b, "<malloc version=\"1\"></malloc>\n");
 }
+
+#define PART_A_END offsetof(struct record_header, exe)
+#define PART_B offsetof(struct record_header, exited_alloc_count)
+#define PART_B_END offsetof(struct record_header, title)
+#define PART_C offsetof(struct record_header, allocator)
+#define PARTS                                                                  \
+	(PART_A_END + (PART_B_END - PART_B) +                                  \
+	 (sizeof(struct record_header) - PART_C))
+
+bool rb_expand(const uint8_t *data, size_t size, unsigned char **img,
+	       size_t *len)
+{
+	struct record_header *h;
+	const uint8_t *p = data + 1;
+	size_t entries, slack;
+	unsigned ctl;
+	unsigned char *m;
+
+	if (size < 1 + PARTS)
+		return false;
+	ctl = data[0];
+	entries = size - 1 - PARTS;
+	slack = ctl & RB_SLACK ? 64 : 0;
+	*len = RECORD_DATA + entries + slack;
+	m = aligned_alloc(16, (*len + 15) / 16 * 16);
+	if (!m)
+		abort();
+	memset(m, 0, *len);
+	memcpy(m, p, PART_A_END);
+	p += PART_A_END;
+	memcpy(m + PART_B, p, PART_B_END - PART_B);
+	p += PART_B_END - PART_B;
+	memcpy(m + PART_C, p, sizeof(*h) - PART_C);
+	p += sizeof(*h) - PART_C;
+	memcpy(m + RECORD_DATA, p, entries);
+	h = (struct record_header *)(void *)m;
+	if (ctl & RB_RAW_STRINGS) {
+		memset(h->exe, 'x', sizeof(h->exe));
+		memset(h->cmdline, 'x', sizeof(h->cmdline));
+		memset(h->output, 'x', sizeof(h->output));
+		memset(h->title, 'x', sizeof(h->title));
+	} else {
+		memcpy(h->exe, "fuzz", 5);
+		memcpy(h->cmdline, "fuzz -x", 8);
+		memcpy(h->title, "fuzz: title", 12);
+	}
+	if (!(ctl & RB_RAW_MAGIC)) {
+		memcpy(h->magic, RECORD_MAGIC, sizeof(h->magic));
+		h->version = RECORD_VERSION;
+		h->header_size = sizeof(*h);
+	}
+	if (!(ctl & RB_RAW_SIZE))
+		h->size = RECORD_DATA + entries;
+	*img = m;
+	return true;
+}
+
+void rb_compact(const struct rb *b, unsigned char **out, size_t *len)
+{
+	const size_t entries = b->size - RECORD_DATA;
+	unsigned char *o = malloc(1 + PARTS + entries), *p = o;
+
+	if (!o)
+		abort();
+	*p++ = 0;
+	memcpy(p, b->buf, PART_A_END);
+	p += PART_A_END;
+	memcpy(p, b->buf + PART_B, PART_B_END - PART_B);
+	p += PART_B_END - PART_B;
+	memcpy(p, b->buf + PART_C, sizeof(struct record_header) - PART_C);
+	p += sizeof(struct record_header) - PART_C;
+	memcpy(p, b->buf + RECORD_DATA, entries);
+	*out = o;
+	*len = 1 + PARTS + entries;
+}

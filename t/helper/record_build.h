@@ -42,3 +42,30 @@ size_t rb_text(struct rb *b, const char *text);
 void rb_known(struct rb *b, uint64_t rate);
 
 #endif /* PALLOC_RECORD_BUILD_H */
+
+/*
+ * The compact form of a record, for the fuzz target (fuzz/record_fuzz.c)
+ * and its seeds: the 16 KiB header region is mostly zeros and strings, so
+ * the input holds only
+ *
+ *	a control byte (RB_RAW_*: what the expansion leaves as input gave)
+ *	the header's bytes [0, offsetof(exe))
+ *	the header's bytes [offsetof(exited_alloc_count), offsetof(title))
+ *	the header's bytes [offsetof(allocator), sizeof(header))
+ *	the entries, placed at RECORD_DATA
+ *
+ * and the expansion writes the strings ("fuzz", NUL-terminated) and, by
+ * default, the magic, version, header_size and size (that of the
+ * entries), so that mutations reach the entries.
+ */
+#define RB_RAW_MAGIC 1	 /* magic, version, header_size as input */
+#define RB_RAW_SIZE 2	 /* header.size as input */
+#define RB_RAW_STRINGS 4 /* the strings all 'x', no NUL */
+#define RB_SLACK 8	 /* 64 bytes past size in the image */
+
+/* Expand data[0, size) into a new image *img (16-byte aligned, malloc)
+ * of *len bytes; false when data is shorter than the header parts. */
+bool rb_expand(const uint8_t *data, size_t size, unsigned char **img,
+	       size_t *len);
+/* The compact form of b (control byte 0) into a new buffer *out. */
+void rb_compact(const struct rb *b, unsigned char **out, size_t *len);
