@@ -5,7 +5,7 @@
 # back by go tool pprof: the values, stacks, mappings and labels the
 # agent's encoder would write; a broken record is refused in one line.
 . "$top_srcdir/t/lib.sh"
-plan 8
+plan 16
 
 record-write known.rec 1 >/dev/null 2>err &&
 	ok "record-write writes a record" || not_ok "record-write writes a record"
@@ -47,6 +47,49 @@ else
 	check "a record whose size is past the file: retried, then refused" \
 		grep -qx 'record-dump: record: size 19392 outside \[16384, 19376\]' bad.err
 fi
+
+# A live process mapping its record, as the agent does: found through
+# /proc/PID/maps, listed live; then exited (state EXITED) and killed.
+mkdir -p recs
+mkfifo in1 in2
+record-write --live recs exit <in1 >live1.out &
+p1=$!
+exec 3>in1
+record-write --live recs <in2 >live2.out &
+p2=$!
+exec 4>in2
+retry 100 0.1 test -s live1.out
+retry 100 0.1 test -s live2.out
+check "record-dump --pid finds the live record in /proc/PID/maps" \
+	record-dump --pid "$p1" live.pb.gz
+pprof-check live.pb.gz >live.sum 2>&1
+check "the live record's profile decodes" grep -q . live.sum
+record-dump --pid "$p1" --jit jit.pb.gz 2>jit.err
+pprof-check --dump jit.pb.gz >jit.dump 2>&1
+# address 0x1000 is in no executable region: the reader's [unmapped];
+# the helper's own code is, named from /proc/PID/maps
+check "--jit: /proc/PID/maps names an executable region, else [unmapped]" \
+	grep -q '^mapping 6 .*/record-write build_id= ' jit.dump
+check "--jit: an address in no region: [unmapped]" \
+	grep -q '^mapping 5 \[unmapped\]' jit.dump
+record-dump --pid "$p1" nojit.pb.gz
+pprof-check --dump nojit.pb.gz >nojit.dump 2>&1
+check "without --jit: both in [unmapped]" \
+	test "$(grep -c '^mapping' nojit.dump)" = 5
+record-dump --list recs >list.out
+printf '%s live 0 1\n%s live 0 1\n' "$p1" "$p2" | sort -n >list.exp
+check "record_list: both live" diff -u list.exp list.out
+exec 3>&- 4>&-
+wait "$p1"
+kill -9 "$p2" 2>/dev/null
+wait "$p2" 2>/dev/null
+record-dump --list recs >list2.out
+printf '%s exited 3 1\n%s killed 0 1\n' "$p1" "$p2" | sort -n >list2.exp
+check "record_list: exited (state EXITED) and gone (killed)" \
+	diff -u list2.exp list2.out
+record-dump --pid $$ none.pb.gz 2>none.err
+check "a process without a record: one line" one_line none.err \
+	"record-dump: no record mapped by process '$$' (not running under palloc, or an agent without records)"
 
 if ! command -v go >/dev/null 2>&1; then
 	skip "go (golang-go) not installed"

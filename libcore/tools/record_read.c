@@ -16,7 +16,8 @@
 
 /* One line of /proc/PID/maps. */
 struct maps_line {
-	unsigned long start, limit;
+	unsigned long start, limit, offset;
+	char perms[8];
 	unsigned major, minor;
 	unsigned long inode;
 	char *path; /* in the line; " (deleted)" cut, deleted set */
@@ -26,14 +27,13 @@ struct maps_line {
 /* Parse the NUL-terminated line into *m. false when it does not read. */
 static bool parse_maps_line(char *line, struct maps_line *m)
 {
-	unsigned long offset;
-	char perms[8];
 	int n = -1;
 	size_t len;
 
 	memset(m, 0, sizeof(*m));
 	if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &m->start, &m->limit,
-		   perms, &offset, &m->major, &m->minor, &m->inode, &n) < 7 ||
+		   m->perms, &m->offset, &m->major, &m->minor, &m->inode,
+		   &n) < 7 ||
 	    n < 0)
 		return false;
 	m->path = line + n;
@@ -337,8 +337,7 @@ const char *record_life_name(enum record_life l)
 	return "unknown";
 }
 
-/* /proc/PID/stat's starttime (field 22). 0 or -1. */
-static int start_ticks(pid_t pid, uint64_t *out)
+int record_start_ticks(pid_t pid, uint64_t *out)
 {
 	char *buf, *p;
 	size_t len;
@@ -376,7 +375,7 @@ bool record_is_live(pid_t pid, uint64_t ticks, dev_t dev, ino_t ino)
 	bool mapped = false;
 	size_t len;
 
-	if (pid <= 0 || start_ticks(pid, &now) < 0 || now != ticks)
+	if (pid <= 0 || record_start_ticks(pid, &now) < 0 || now != ticks)
 		return false;
 	if (read_proc(pid, "maps", &buf, &len) < 0)
 		return false;
@@ -526,4 +525,99 @@ int record_list(const char *dir, struct record_listing **out, size_t *n)
 	*out = v;
 	*n = used;
 	return 0;
+}
+
+struct record_maps_region {
+	uint64_t start, limit, offset;
+	char *name;
+	uint64_t id; /* mapping id in maps->p, 0: not added */
+};
+
+int record_maps_read(pid_t pid, struct record_maps *m)
+{
+	char *buf, *line, *nl;
+	struct maps_line ml;
+	size_t len, cap = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (read_proc(pid, "maps", &buf, &len) < 0)
+		return -1;
+	for (line = buf; line < buf + len; line = nl + 1) {
+		struct record_maps_region *r;
+
+		nl = strchr(line, '\n');
+		if (!nl)
+			nl = buf + len;
+		*nl = '\0';
+		if (!parse_maps_line(line, &ml) || strlen(ml.perms) < 3 ||
+		    ml.perms[2] != 'x')
+			continue;
+		if (m->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			r = realloc(m->v, cap * sizeof(*r));
+			if (!r)
+				goto nomem;
+			m->v = r;
+		}
+		r = &m->v[m->n];
+		r->start = ml.start;
+		r->limit = ml.limit;
+		r->offset = ml.offset;
+		r->id = 0;
+		r->name = strdup(ml.path[0] ? ml.path : "[anon:jit]");
+		if (!r->name)
+			goto nomem;
+		m->n++;
+	}
+	free(buf);
+	return 0;
+nomem:
+	free(buf);
+	record_maps_free(m);
+	return msg_set_errno(ENOMEM, "cannot read the maps of process '%d'",
+			     (int)pid);
+}
+
+uint64_t record_maps_unmapped(void *ctx, struct pprof_profile *p, uint64_t addr)
+{
+	struct record_maps *m = ctx;
+	size_t lo = 0, hi = m->n;
+	struct record_maps_region *r;
+
+	if (m->p != p) { /* ids of another profile */
+		for (size_t i = 0; i < m->n; i++)
+			m->v[i].id = 0;
+		m->p = p;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= m->v[lo - 1].limit)
+		return 0;
+	r = &m->v[lo - 1];
+	if (!r->id) {
+		struct pprof_mapping pm = {
+			.start = r->start,
+			.limit = r->limit,
+			.offset = r->offset,
+			.file = r->name,
+			.build_id = "",
+		};
+
+		r->id = pprof_add_mapping(p, &pm);
+	}
+	return r->id;
+}
+
+void record_maps_free(struct record_maps *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].name);
+	free(m->v);
+	memset(m, 0, sizeof(*m));
 }

@@ -4,6 +4,7 @@
 #define PALLOC_RECORD_READ_H
 
 #include "common.h"
+#include "pprof.h"
 #include "record.h"
 
 #include <limits.h>
@@ -70,6 +71,10 @@ enum record_life {
 };
 const char *record_life_name(enum record_life l);
 
+/* /proc/PID/stat's starttime (field 22, clock ticks since boot): a pid's
+ * identity, header.start_ticks. 0, or -1 with msg_set(). */
+int record_start_ticks(pid_t pid, uint64_t *out);
+
 /*
  * Is the process pid the one that wrote this record: /proc/PID/stat's
  * starttime is start_ticks and /proc/PID/maps maps the file (dev, ino)?
@@ -97,5 +102,25 @@ struct record_listing {
  * -1.
  */
 int record_list(const char *dir, struct record_listing **out, size_t *n);
+
+/*
+ * The executable regions of a live process's /proc/PID/maps, for the
+ * addresses no module of its record covers (JIT code: V8, HotSpot), as
+ * the agent's extramaps.c names them: the kernel's name, or "[anon:jit]".
+ * record_maps_unmapped() is a record_unmapped_fn (record_profile.h) with
+ * ctx a struct record_maps: the region's mapping (added to p on first
+ * use), or 0 for an address in none (the reader's "[unmapped]").
+ */
+struct record_maps_region;
+struct record_maps {
+	struct record_maps_region *v;
+	size_t n;
+	const struct pprof_profile *p; /* the profile the ids belong to */
+};
+/* Read them (0, or -1 with msg_set(); m empty then). */
+int record_maps_read(pid_t pid, struct record_maps *m);
+uint64_t record_maps_unmapped(void *ctx, struct pprof_profile *p,
+			      uint64_t addr);
+void record_maps_free(struct record_maps *m);
 
 #endif /* PALLOC_RECORD_READ_H */

@@ -2,6 +2,68 @@
 /* Test helper: write a hand-built record file (t/helper/record_build.c). */
 #include "common.h"
 #include "record_build.h"
+#include "record_read.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * record-write --live DIR [exit]: as the agent does, the known record
+ * with this process's pid and start ticks in DIR/PID.START.rec, mapped
+ * MAP_SHARED; prints the path, then waits for stdin's end; with "exit"
+ * marks the record EXITED (status 3) before leaving.
+ */
+static int live(const char *dir, bool mark_exit)
+{
+	char path[4096], c;
+	struct timespec ts;
+	struct record_header *h;
+	struct rb b;
+	uint64_t pc;
+	size_t off;
+	void *map;
+	int fd;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	rb_known(&b, 1);
+	RB_HDR(&b)->pid = getpid();
+	RB_HDR(&b)->start_unix_ns =
+		(int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (record_start_ticks(getpid(), &RB_HDR(&b)->start_ticks) < 0)
+		return 2;
+	/* a frame in this program's own code, which no module of the
+	 * record covers: a reader's /proc/PID/maps names it */
+	pc = (uint64_t)(uintptr_t)live + 1;
+	off = rb_stack(&b, "main", &pc, 1);
+	RB_AT(&b, off, struct record_stack)->alloc_objects = 1;
+	snprintf(path, sizeof(path), "%s/%d.%lld.rec", dir, (int)getpid(),
+		 (long long)RB_HDR(&b)->start_unix_ns);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0 || write(fd, b.buf, b.size) != (ssize_t)b.size) {
+		perror(path);
+		return 2;
+	}
+	map = mmap(NULL, b.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		perror("mmap");
+		return 2;
+	}
+	close(fd);
+	printf("%s\n", path);
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	h = map;
+	if (mark_exit) {
+		h->state = RECORD_EXITED;
+		h->exit_status = 3;
+	}
+	rb_free(&b);
+	return 0;
+}
 
 /*
  * record-write FILE [RATE] [KIND]: rb_known()'s record at RATE (default
@@ -17,6 +79,8 @@ int main(int argc, char **argv)
 	struct rb b;
 	FILE *f;
 
+	if (argc >= 3 && strcmp(argv[1], "--live") == 0)
+		return live(argv[2], argc > 3 && strcmp(argv[3], "exit") == 0);
 	if (argc < 2 || argc > 4) {
 		fprintf(stderr, "usage: record-write FILE [RATE] [KIND]\n");
 		return 2;
