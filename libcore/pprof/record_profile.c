@@ -413,8 +413,10 @@ struct wsum {
 	double alloc_objects, alloc_bytes, inuse_objects, inuse_bytes;
 };
 
-/* Add every live thread's records to sum[id - 1] (n stacks). */
-static void sum_threads(const struct record_view *v, struct wsum *sum, size_t n)
+/* Add every live thread's records to sum[id - 1] (n stacks), or all of
+ * them to sum[0] when all is set. */
+static void sum_threads(const struct record_view *v, struct wsum *sum, size_t n,
+			bool all)
 {
 	for (size_t i = 0; i < v->n_threads; i++) {
 		const struct record_view_thread *t = &v->threads[i];
@@ -424,16 +426,16 @@ static void sum_threads(const struct record_view *v, struct wsum *sum, size_t n)
 		for (uint32_t j = 0; j < t->recs_cap; j++) {
 			const struct record_rec *r = &t->recs[j];
 			uint32_t id = LOAD(r->id);
+			struct wsum *w;
 
 			/* A stack not in this copy yet: not yet. */
 			if (!id || id > n)
 				continue;
-			sum[id - 1].alloc_objects +=
-				(double)LOAD(r->alloc_objects);
-			sum[id - 1].alloc_bytes += (double)LOAD(r->alloc_bytes);
-			sum[id - 1].inuse_objects +=
-				(double)LOAD(r->inuse_objects);
-			sum[id - 1].inuse_bytes += (double)LOAD(r->inuse_bytes);
+			w = &sum[all ? 0 : id - 1];
+			w->alloc_objects += (double)LOAD(r->alloc_objects);
+			w->alloc_bytes += (double)LOAD(r->alloc_bytes);
+			w->inuse_objects += (double)LOAD(r->inuse_objects);
+			w->inuse_bytes += (double)LOAD(r->inuse_bytes);
 		}
 	}
 }
@@ -741,7 +743,7 @@ static int add_samples(struct build *b)
 		if (!sum)
 			return -1;
 		memset(sum, 0, (v->n_stacks ? v->n_stacks : 1) * sizeof(*sum));
-		sum_threads(v, sum, v->n_stacks);
+		sum_threads(v, sum, v->n_stacks, false);
 	}
 	for (size_t i = 0; i < v->n_stacks && rc == 0; i++)
 		rc = add_sample(b, i, sum ? &sum[i] : NULL);
@@ -960,7 +962,7 @@ void record_stats(const struct record_view *v, struct record_stats *st)
 {
 	const struct record_header *h = v->h;
 	const uint32_t flags = LOAD(h->flags);
-	double ao = 0, ab = 0, io = 0, ib = 0;
+	struct wsum w = {0};
 	struct counters c;
 
 	memset(st, 0, sizeof(*st));
@@ -994,39 +996,23 @@ void record_stats(const struct record_view *v, struct record_stats *st)
 	st->n_stacks = v->n_stacks;
 	st->n_modules = v->n_modules;
 	st->live_threads = c.live;
+	sum_threads(v, &w, v->n_stacks, true);
 	for (size_t i = 0; i < v->n_stacks; i++) {
 		const struct record_stack *s = v->stacks[i].s;
 
-		ao += s->alloc_objects;
-		ab += s->alloc_bytes;
-		io += s->inuse_objects;
-		ib += s->inuse_bytes;
+		w.alloc_objects += s->alloc_objects;
+		w.alloc_bytes += s->alloc_bytes;
+		w.inuse_objects += s->inuse_objects;
+		w.inuse_bytes += s->inuse_bytes;
 	}
-	for (size_t i = 0; i < v->n_threads; i++) {
-		const struct record_view_thread *t = &v->threads[i];
-
-		if (LOAD(t->t->state) != RECORD_THREAD_LIVE)
-			continue;
-		for (uint32_t j = 0; j < t->recs_cap; j++) {
-			const struct record_rec *r = &t->recs[j];
-			uint32_t id = LOAD(r->id);
-
-			if (!id || id > v->n_stacks)
-				continue;
-			ao += (double)LOAD(r->alloc_objects);
-			ab += (double)LOAD(r->alloc_bytes);
-			io += (double)LOAD(r->inuse_objects);
-			ib += (double)LOAD(r->inuse_bytes);
-		}
-	}
-	st->alloc_objects_sampled = round_value(ao);
-	st->alloc_bytes_sampled = round_value(ab);
-	st->inuse_objects_sampled = round_value(io) < st->alloc_objects_sampled
-					    ? round_value(io)
-					    : st->alloc_objects_sampled;
-	st->inuse_bytes_sampled = round_value(ib) < st->alloc_bytes_sampled
-					  ? round_value(ib)
-					  : st->alloc_bytes_sampled;
+	st->alloc_objects_sampled = round_value(w.alloc_objects);
+	st->alloc_bytes_sampled = round_value(w.alloc_bytes);
+	st->inuse_objects_sampled = round_value(w.inuse_objects);
+	st->inuse_bytes_sampled = round_value(w.inuse_bytes);
+	if (st->inuse_objects_sampled > st->alloc_objects_sampled)
+		st->inuse_objects_sampled = st->alloc_objects_sampled;
+	if (st->inuse_bytes_sampled > st->alloc_bytes_sampled)
+		st->inuse_bytes_sampled = st->alloc_bytes_sampled;
 	st->max_inuse_bytes = flags & RECORD_F_PER_THREAD
 				      ? LOAD(h->pt_max_bytes)
 				      : round_value(h->max_inuse_bytes);
