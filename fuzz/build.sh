@@ -40,7 +40,7 @@ build() {
 pprof="$lc/pprof/pprof.c $lc/pprof/pprof_codec.c $out/proto/profile.pb-c.c"
 all="pprof_decode_fuzz procfs_fuzz cgroup_fuzz http_request_fuzz
 http_response_fuzz mallinfo_xml_fuzz num_fuzz symbols_fuzz symcache_fuzz
-pattern_fuzz pprof_comments_fuzz smallfile_fuzz pressure_fuzz"
+pattern_fuzz pprof_comments_fuzz smallfile_fuzz pressure_fuzz record_fuzz"
 # shellcheck disable=SC2086
 [ $# -gt 0 ] || set -- $all
 for t in "$@"; do
@@ -93,6 +93,12 @@ for t in "$@"; do
 			"$lc/agent/lines.c" "$lc/base/smallfile.c" \
 			"$lc/base/num.c" "$lc/base/msg.c" "$lc/base/fmt.c" \
 			"$lc/pprof/pprof_comments.c" "$lc/pprof/pprof.c" ;;
+	record_fuzz)
+		# shellcheck disable=SC2086
+		build "$t" "libprotobuf-c zlib" -lm -I"$top/t/helper" \
+			"$here/$t.c" "$top/t/helper/record_build.c" \
+			"$lc/pprof/record_profile.c" "$lc/pprof/pprof_comments.c" \
+			$pprof "$lc/base/fmt.c" "$lc/base/msg.c" ;;
 	*)
 		echo "build.sh: unknown target '$t'" >&2
 		exit 2 ;;

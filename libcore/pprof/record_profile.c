@@ -1,0 +1,1029 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The reader of the record (record.h): check a copy byte by byte, index
+ * it, and make from it the profile the agent's encoder makes from its
+ * stack table (agent/encode.c). Both sides: no malloc but the allocator
+ * given, no stdio, no qsort.
+ */
+#include "common.h"
+#include "fmt.h"
+#include "msg.h"
+#include "pprof_comments.h"
+#include "pprof_int.h"
+#include "record_profile.h"
+
+#include <math.h>
+
+/* A field of the image, read once: the agent's own image changes under
+ * its reader. */
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+/* ---- checking ---- */
+
+static const struct pprof_allocator *
+alloc_or_default(const struct pprof_allocator *a)
+{
+	return a ? a : &pprof_int_default_allocator;
+}
+
+/* Grow *arr (n used of *cap, elements of size) to hold n + 1. */
+static int grow(const struct pprof_allocator *a, void **arr, size_t *cap,
+		size_t n, size_t size)
+{
+	size_t c;
+	void *v;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 16;
+	v = pprof_int_alloc(a, c, size);
+	if (!v)
+		return -1;
+	if (*arr)
+		memcpy(v, *arr, n * size);
+	pprof_int_free(a, *arr);
+	*arr = v;
+	*cap = c;
+	return 0;
+}
+
+static bool has_nul(const char *s, size_t n)
+{
+	return memchr(s, '\0', n) != NULL;
+}
+
+/* A RECS or TEXT entry: its body's offset and size. */
+struct body {
+	uint64_t off, len;
+};
+
+/* The body at exactly offset off among b[0, n) (ascending), or NULL. */
+static const struct body *find_body(const struct body *b, size_t n,
+				    uint64_t off)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b[mid].off == off)
+			return &b[mid];
+		if (b[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+struct check {
+	struct record_view *v;
+	const struct pprof_allocator *a;
+	size_t cap_stacks, cap_modules, cap_threads, cap_recs, cap_texts;
+	struct body *recs, *texts;
+	size_t n_recs, n_texts;
+};
+
+static int check_stack(struct check *c, size_t off, size_t blen)
+{
+	struct record_view *v = c->v;
+	const struct record_stack *s =
+		(const void *)(v->img + off + sizeof(struct record_entry));
+	uint32_t id, depth;
+
+	if (blen < sizeof(*s))
+		return msg_set("record: stack entry at %zu: %zu bytes, "
+			       "shorter than a stack",
+			       off, blen);
+	id = LOAD(s->id);
+	depth = LOAD(s->depth);
+	if (v->n_stacks >= RECORD_MAX_STACKS)
+		return msg_set("record: more than %u stacks",
+			       RECORD_MAX_STACKS);
+	if (id != v->n_stacks + 1)
+		return msg_set("record: stack entry at %zu: id %u where %zu "
+			       "was due",
+			       off, id, v->n_stacks + 1);
+	if (depth > RECORD_MAX_DEPTH)
+		return msg_set("record: stack %u: depth %u above %u", id, depth,
+			       RECORD_MAX_DEPTH);
+	if (sizeof(*s) + (size_t)depth * sizeof(s->pcs[0]) > blen)
+		return msg_set("record: stack %u: %u frames do not fit in its "
+			       "entry",
+			       id, depth);
+	if (!has_nul(s->thread, sizeof(s->thread)))
+		return msg_set("record: stack %u: thread name not "
+			       "NUL-terminated",
+			       id);
+	if (grow(c->a, (void **)&v->stacks, &c->cap_stacks, v->n_stacks,
+		 sizeof(*v->stacks)) < 0)
+		return -1;
+	v->stacks[v->n_stacks].s = s;
+	v->stacks[v->n_stacks].depth = depth;
+	v->n_stacks++;
+	return 0;
+}
+
+static int check_module(struct check *c, size_t off, size_t blen)
+{
+	struct record_view *v = c->v;
+	const struct record_module *m =
+		(const void *)(v->img + off + sizeof(struct record_entry));
+
+	if (blen <= sizeof(*m))
+		return msg_set("record: module entry at %zu: %zu bytes, too "
+			       "short for a module",
+			       off, blen);
+	if (!has_nul(m->build_id, sizeof(m->build_id)))
+		return msg_set("record: module entry at %zu: build id not "
+			       "NUL-terminated",
+			       off);
+	if (!has_nul(m->path, blen - sizeof(*m)))
+		return msg_set("record: module entry at %zu: path not "
+			       "NUL-terminated within the entry",
+			       off);
+	if (LOAD(m->start) >= LOAD(m->limit))
+		return msg_set("record: module entry at %zu: limit not above "
+			       "start",
+			       off);
+	if (grow(c->a, (void **)&v->modules, &c->cap_modules, v->n_modules,
+		 sizeof(*v->modules)) < 0)
+		return -1;
+	v->modules[v->n_modules++] = m;
+	return 0;
+}
+
+static int check_thread(struct check *c, size_t off, size_t blen)
+{
+	struct record_view *v = c->v;
+	const struct record_thread *t =
+		(const void *)(v->img + off + sizeof(struct record_entry));
+	struct record_view_thread *vt;
+	uint32_t state;
+
+	if (blen < sizeof(*t))
+		return msg_set("record: thread entry at %zu: %zu bytes, too "
+			       "short for a thread",
+			       off, blen);
+	state = LOAD(t->state);
+	if (state != RECORD_THREAD_FREE && state != RECORD_THREAD_LIVE)
+		return msg_set("record: thread entry at %zu: unknown state %u",
+			       off, state);
+	if (grow(c->a, (void **)&v->threads, &c->cap_threads, v->n_threads,
+		 sizeof(*v->threads)) < 0)
+		return -1;
+	vt = &v->threads[v->n_threads++];
+	vt->t = t;
+	vt->live = state == RECORD_THREAD_LIVE;
+	/* the table is checked once every RECS entry is known */
+	vt->recs = (const void *)(uintptr_t)LOAD(t->recs);
+	vt->recs_cap = LOAD(t->recs_cap);
+	return 0;
+}
+
+static int add_body(struct check *c, struct body **b, size_t *n, size_t *cap,
+		    size_t off, size_t blen)
+{
+	if (grow(c->a, (void **)b, cap, *n, sizeof(**b)) < 0)
+		return -1;
+	(*b)[*n].off = off + sizeof(struct record_entry);
+	(*b)[*n].len = blen;
+	(*n)++;
+	return 0;
+}
+
+/* Every thread's table: the body of a RECS entry, its records within. */
+static int check_tables(struct check *c)
+{
+	struct record_view *v = c->v;
+
+	for (size_t i = 0; i < v->n_threads; i++) {
+		struct record_view_thread *t = &v->threads[i];
+		uint64_t off = (uint64_t)(uintptr_t)t->recs;
+		const struct body *b;
+
+		if (!off) {
+			t->recs_cap =
+				0; /* no table: a capacity means nothing */
+			continue;
+		}
+		b = find_body(c->recs, c->n_recs, off);
+		if (!b)
+			return msg_set("record: thread slot %zu: its records "
+				       "at %llu are not a RECS entry's body",
+				       i, (unsigned long long)off);
+		if ((uint64_t)t->recs_cap * sizeof(struct record_rec) > b->len)
+			return msg_set("record: thread slot %zu: %u records "
+				       "do not fit in its RECS entry",
+				       i, t->recs_cap);
+		t->recs = (const void *)(v->img + off);
+	}
+	return 0;
+}
+
+static int check_text(struct check *c)
+{
+	struct record_view *v = c->v;
+	const struct record_allocator *al = &v->h->allocator;
+	uint64_t off = LOAD(al->text);
+	uint32_t len = LOAD(al->text_len), cap = LOAD(al->text_cap);
+	const struct body *b;
+
+	v->text_torn = LOAD(al->seq) % 2 != 0;
+	if (!off)
+		return 0;
+	b = find_body(c->texts, c->n_texts, off);
+	if (!b)
+		return msg_set("record: the allocator's text at %llu is not a "
+			       "TEXT entry's body",
+			       (unsigned long long)off);
+	if (len > cap || cap > b->len || len > RECORD_TEXT_MAX)
+		return msg_set("record: the allocator's text: %u bytes of %u "
+			       "do not fit in its TEXT entry of %llu",
+			       len, cap, (unsigned long long)b->len);
+	v->text = (const char *)v->img + off;
+	v->text_len = len;
+	return 0;
+}
+
+static int check_header(const struct record_header *h, size_t len,
+			uint64_t *size)
+{
+	uint32_t version = LOAD(h->version), hsize = LOAD(h->header_size);
+	uint32_t state = LOAD(h->state);
+
+	if (memcmp(h->magic, RECORD_MAGIC, sizeof(h->magic)) != 0)
+		return msg_set("record: bad magic (not a palloc record, or "
+			       "another byte order)");
+	if (version != RECORD_VERSION)
+		return msg_set("record: version %u (this reader reads %u)",
+			       version, RECORD_VERSION);
+	if (hsize < sizeof(*h) || hsize > RECORD_DATA)
+		return msg_set("record: header size %u (expected %zu to %u)",
+			       hsize, sizeof(*h), RECORD_DATA);
+	*size = LOAD(h->size);
+	if (*size < RECORD_DATA || *size > len || *size > RECORD_MAX_SIZE)
+		return msg_set("record: size %llu outside [%u, %zu]",
+			       (unsigned long long)*size, RECORD_DATA,
+			       len < RECORD_MAX_SIZE ? len
+						     : (size_t)RECORD_MAX_SIZE);
+	if (state != RECORD_RUNNING && state != RECORD_EXITED)
+		return msg_set("record: unknown state %u", state);
+	if (!has_nul(h->exe, sizeof(h->exe)) ||
+	    !has_nul(h->cmdline, sizeof(h->cmdline)) ||
+	    !has_nul(h->output, sizeof(h->output)) ||
+	    !has_nul(h->title, sizeof(h->title)))
+		return msg_set("record: a string of the header is not "
+			       "NUL-terminated");
+	return 0;
+}
+
+static int check_entries(struct check *c, uint64_t size)
+{
+	const unsigned char *img = c->v->img;
+	size_t off, esz;
+
+	for (off = RECORD_DATA; off < size; off += esz) {
+		const struct record_entry *e = (const void *)(img + off);
+		uint32_t type;
+		size_t blen;
+		int rc = 0;
+
+		if (size - off < sizeof(*e))
+			return msg_set("record: entry at %zu: past the end",
+				       off);
+		type = LOAD(e->type);
+		esz = LOAD(e->size);
+		if (esz < sizeof(*e) || esz % 16 != 0 || esz > size - off)
+			return msg_set("record: entry at %zu: size %zu (a "
+				       "multiple of 16 from 16 to %llu)",
+				       off, esz,
+				       (unsigned long long)(size - off));
+		blen = esz - sizeof(*e);
+		switch (type) {
+		case RECORD_PAD:
+			break;
+		case RECORD_STACK:
+			rc = check_stack(c, off, blen);
+			break;
+		case RECORD_MODULE:
+			rc = check_module(c, off, blen);
+			break;
+		case RECORD_THREAD:
+			rc = check_thread(c, off, blen);
+			break;
+		case RECORD_RECS:
+			rc = add_body(c, &c->recs, &c->n_recs, &c->cap_recs,
+				      off, blen);
+			break;
+		case RECORD_TEXT:
+			rc = add_body(c, &c->texts, &c->n_texts, &c->cap_texts,
+				      off, blen);
+			break;
+		default:
+			return msg_set("record: entry at %zu: unknown type %u",
+				       off, type);
+		}
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int record_check(const void *img, size_t len, const struct pprof_allocator *a,
+		 struct record_view *v)
+{
+	struct check c = {.v = v, .a = alloc_or_default(a)};
+	uint64_t size = 0;
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	v->a = *c.a;
+	if ((uintptr_t)img % 8 != 0)
+		return msg_set("record: the copy is not 8-byte aligned");
+	if (len < RECORD_DATA)
+		return msg_set("record: %zu bytes, shorter than its header "
+			       "(%u)",
+			       len, RECORD_DATA);
+	v->img = img;
+	v->len = len;
+	v->h = img;
+	rc = check_header(v->h, len, &size);
+	if (rc == 0)
+		rc = check_entries(&c, size);
+	if (rc == 0)
+		rc = check_tables(&c);
+	if (rc == 0)
+		rc = check_text(&c);
+	pprof_int_free(c.a, c.recs);
+	pprof_int_free(c.a, c.texts);
+	if (rc < 0)
+		record_view_free(v);
+	return rc;
+}
+
+void record_view_free(struct record_view *v)
+{
+	struct pprof_allocator a;
+
+	if (!v)
+		return;
+	a = v->a;
+	if (a.free) {
+		pprof_int_free(&a, v->stacks);
+		pprof_int_free(&a, v->modules);
+		pprof_int_free(&a, v->threads);
+	}
+	memset(v, 0, sizeof(*v));
+	v->a = a;
+}
+
+/* ---- the profile ---- */
+
+/* A sum of weights as a sample value: rounded, never negative (as the
+ * agent's round_value()). */
+static int64_t round_value(double v)
+{
+	if (!(v > 0.5))
+		return 0; /* negative rounding residue, or NaN */
+	if (v > 9.2e18)
+		return INT64_MAX;
+	return (int64_t)(v + 0.5);
+}
+
+static int64_t round_stddev(double var)
+{
+	return round_value(var > 0 ? sqrt(var) : 0);
+}
+
+/* Copy the string at src (NUL within max bytes when checked; the bound
+ * holds whatever it became since) into dst[cap]. */
+static void copy_str(char *dst, size_t cap, const char *src, size_t max)
+{
+	size_t n = strnlen(src, max);
+
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* A thread's records added to the stacks' sums. */
+struct wsum {
+	double alloc_objects, alloc_bytes, inuse_objects, inuse_bytes;
+};
+
+/* Add every live thread's records to sum[id - 1] (n stacks), or all of
+ * them to sum[0] when all is set. */
+static void sum_threads(const struct record_view *v, struct wsum *sum, size_t n,
+			bool all)
+{
+	for (size_t i = 0; i < v->n_threads; i++) {
+		const struct record_view_thread *t = &v->threads[i];
+
+		if (LOAD(t->t->state) != RECORD_THREAD_LIVE)
+			continue;
+		for (uint32_t j = 0; j < t->recs_cap; j++) {
+			const struct record_rec *r = &t->recs[j];
+			uint32_t id = LOAD(r->id);
+			struct wsum *w;
+
+			/* A stack not in this copy yet: not yet. */
+			if (!id || id > n)
+				continue;
+			w = &sum[all ? 0 : id - 1];
+			w->alloc_objects += (double)LOAD(r->alloc_objects);
+			w->alloc_bytes += (double)LOAD(r->alloc_bytes);
+			w->inuse_objects += (double)LOAD(r->inuse_objects);
+			w->inuse_bytes += (double)LOAD(r->inuse_bytes);
+		}
+	}
+}
+
+static bool any_table(const struct record_view *v)
+{
+	for (size_t i = 0; i < v->n_threads; i++)
+		if (v->threads[i].recs_cap)
+			return true;
+	return false;
+}
+
+/* The counters: the exited threads' and every live one's. */
+struct counters {
+	uint64_t alloc_count, free_count, alloc_bytes, samples, reentries;
+	size_t live;
+};
+
+static void sum_counters(const struct record_view *v, struct counters *c)
+{
+	const struct record_header *h = v->h;
+
+	c->alloc_count = LOAD(h->exited_alloc_count);
+	c->free_count = LOAD(h->exited_free_count);
+	c->alloc_bytes = LOAD(h->exited_alloc_bytes);
+	c->samples = LOAD(h->exited_samples);
+	c->reentries = LOAD(h->exited_reentries);
+	c->live = 0;
+	for (size_t i = 0; i < v->n_threads; i++) {
+		const struct record_thread *t = v->threads[i].t;
+
+		if (LOAD(t->state) != RECORD_THREAD_LIVE)
+			continue;
+		c->live++;
+		c->alloc_count += LOAD(t->alloc_count);
+		c->free_count += LOAD(t->free_count);
+		c->alloc_bytes += LOAD(t->alloc_bytes);
+		c->samples += LOAD(t->samples);
+		c->reentries += LOAD(t->reentries);
+	}
+}
+
+/* Overlapping candidates looked at per address before giving up (only a
+ * hostile record has more modules over one address). */
+#define MODULE_SCAN_MAX 4096
+#define MAPCACHE 1024
+
+struct mapcache {
+	uint64_t addr;
+	uint32_t gen;
+	uint64_t id; /* 0: empty */
+};
+
+struct build {
+	struct pprof_profile *p;
+	const struct record_view *v;
+	const struct record_profile_opts *o;
+	const struct pprof_allocator *a;
+	uint64_t *mod_ids;	/* mapping id per module, 0: not added */
+	uint32_t *order;	/* module indices by start */
+	uint64_t *max_limit;	/* the highest limit of order[0..i] */
+	struct mapcache *cache; /* by address and gen */
+	uint64_t unmapped_id, unmapped_lo, unmapped_hi;
+};
+
+static bool module_before(const struct build *b, uint32_t i, uint32_t j)
+{
+	uint64_t si = LOAD(b->v->modules[i]->start),
+		 sj = LOAD(b->v->modules[j]->start);
+
+	return si < sj || (si == sj && i < j);
+}
+
+/* Heapsort of order[] by (start, index): O(n log n) and no allocation
+ * (qsort may allocate, and a hostile record may list many modules). */
+static void sift(struct build *b, uint32_t *o, size_t root, size_t n)
+{
+	for (;;) {
+		size_t child = 2 * root + 1;
+		uint32_t t;
+
+		if (child >= n)
+			return;
+		if (child + 1 < n && module_before(b, o[child], o[child + 1]))
+			child++;
+		if (!module_before(b, o[root], o[child]))
+			return;
+		t = o[root];
+		o[root] = o[child];
+		o[child] = t;
+		root = child;
+	}
+}
+
+static void sort_modules(struct build *b)
+{
+	uint32_t *o = b->order;
+	size_t n = b->v->n_modules;
+
+	for (size_t i = 0; i < n; i++)
+		o[i] = (uint32_t)i;
+	for (size_t i = n / 2; i-- > 0;)
+		sift(b, o, i, n);
+	for (size_t end = n; end-- > 1;) {
+		uint32_t t = o[0];
+
+		o[0] = o[end];
+		o[end] = t;
+		sift(b, o, 0, end);
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t l = LOAD(b->v->modules[o[i]]->limit);
+
+		b->max_limit[i] =
+			i && b->max_limit[i - 1] > l ? b->max_limit[i - 1] : l;
+	}
+}
+
+static uint64_t add_module(struct build *b, size_t i)
+{
+	const struct record_module *m = b->v->modules[i];
+	const char *end = (const char *)b->v->img + b->v->len;
+	char build_id[sizeof(m->build_id)], path[4096];
+	struct pprof_mapping pm = {
+		.start = LOAD(m->start),
+		.limit = LOAD(m->limit),
+		.offset = LOAD(m->offset),
+		.file = path,
+		.build_id = build_id,
+	};
+
+	if (b->mod_ids[i])
+		return b->mod_ids[i];
+	copy_str(build_id, sizeof(build_id), m->build_id, sizeof(m->build_id));
+	copy_str(path, sizeof(path), m->path, (size_t)(end - m->path));
+	b->mod_ids[i] = pprof_add_mapping(b->p, &pm);
+	return b->mod_ids[i];
+}
+
+/* The module of a frame at addr in a stack of gen (record.h): covering
+ * addr, loaded at gen, the last such entry. SIZE_MAX: none. */
+static size_t find_module(const struct build *b, uint64_t addr, uint32_t gen)
+{
+	size_t lo = 0, hi = b->v->n_modules, best = SIZE_MAX, steps = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (LOAD(b->v->modules[b->order[mid]]->start) <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo; j-- > 0 && b->max_limit[j] > addr;) {
+		uint32_t i = b->order[j];
+		const struct record_module *m = b->v->modules[i];
+		uint32_t unload = LOAD(m->unload_gen);
+
+		if (++steps > MODULE_SCAN_MAX)
+			break;
+		if (addr < LOAD(m->limit) && LOAD(m->load_gen) <= gen &&
+		    (unload == 0 || gen < unload) &&
+		    (best == SIZE_MAX || i > best))
+			best = i;
+	}
+	return best;
+}
+
+static uint64_t unmapped(struct build *b, uint64_t addr)
+{
+	uint64_t page = addr & ~(uint64_t)4095, id;
+
+	if (b->o->unmapped) {
+		id = b->o->unmapped(b->o->unmapped_ctx, b->p, addr);
+		if (id)
+			return id;
+	}
+	if (!b->unmapped_id) {
+		struct pprof_mapping pm = {
+			.start = page,
+			.limit = page + 4096,
+			.file = "[unmapped]",
+			.build_id = "",
+		};
+
+		b->unmapped_id = pprof_add_mapping(b->p, &pm);
+		b->unmapped_lo = page;
+		b->unmapped_hi = page + 4096;
+	}
+	if (page < b->unmapped_lo)
+		b->unmapped_lo = page;
+	if (page + 4096 > b->unmapped_hi)
+		b->unmapped_hi = page + 4096;
+	return b->unmapped_id;
+}
+
+static uint64_t mapping_of(struct build *b, uint64_t addr, uint32_t gen)
+{
+	struct mapcache *c =
+		&b->cache[((addr >> 4) * 0x9e3779b97f4a7c15ULL + gen) >> 54];
+	size_t i;
+	uint64_t id;
+
+	if (c->id && c->addr == addr && c->gen == gen)
+		return c->id;
+	i = find_module(b, addr, gen);
+	id = i == SIZE_MAX ? unmapped(b, addr) : add_module(b, i);
+	if (id) {
+		c->addr = addr;
+		c->gen = gen;
+		c->id = id;
+	}
+	return id;
+}
+
+static const char *const stddev_keys[6] = {
+	"alloc_objects_stddev",	     "alloc_space_stddev",
+	"inuse_objects_stddev",	     "inuse_space_stddev",
+	"peak_inuse_objects_stddev", "peak_inuse_space_stddev",
+};
+
+static int add_sample(struct build *b, size_t i, const struct wsum *extra)
+{
+	const struct record_header *h = b->v->h;
+	const struct record_stack *s = b->v->stacks[i].s;
+	const size_t depth = b->v->stacks[i].depth;
+	const bool peak = LOAD(h->flags) & RECORD_F_PEAK;
+	const size_t n_types = peak ? 6 : 4;
+	const bool stddev = LOAD(h->rate) > 1;
+	const bool at_peak = LOAD(s->last_ev) <= LOAD(h->peak_ev);
+	const uint32_t gen = LOAD(s->gen);
+	uint64_t ids[RECORD_MAX_DEPTH];
+	char thread[RECORD_THREAD_NAME];
+	struct pprof_label labels[7];
+	size_t n_labels = 0;
+	double w[6], var[6];
+	int64_t v[6];
+	bool any = false;
+
+	w[0] = s->alloc_objects;
+	w[1] = s->alloc_bytes;
+	w[2] = s->inuse_objects;
+	w[3] = s->inuse_bytes;
+	w[4] = at_peak ? w[2] : s->peak_objects;
+	w[5] = at_peak ? w[3] : s->peak_bytes;
+	var[0] = s->alloc_var_objects;
+	var[1] = s->alloc_var_bytes;
+	var[2] = s->inuse_var_objects;
+	var[3] = s->inuse_var_bytes;
+	var[4] = at_peak ? var[2] : s->peak_var_objects;
+	var[5] = at_peak ? var[3] : s->peak_var_bytes;
+	if (extra) {
+		w[0] += extra->alloc_objects;
+		w[1] += extra->alloc_bytes;
+		w[2] += extra->inuse_objects;
+		w[3] += extra->inuse_bytes;
+	}
+	for (size_t k = 0; k < 6; k++)
+		v[k] = round_value(w[k]);
+	/* inuse <= alloc per sample (encode.c): a copy of a live record
+	 * may also catch alloc updated and inuse not yet (record.h). */
+	for (size_t k = 2; k < 6; k++)
+		if (v[k] > v[k % 2])
+			v[k] = v[k % 2];
+	for (size_t k = 0; k < n_types; k++)
+		any |= v[k] != 0;
+	if (!any)
+		return 0;
+	copy_str(thread, sizeof(thread), s->thread, sizeof(s->thread));
+	if (thread[0])
+		labels[n_labels++] = (struct pprof_label){
+			.key = "thread",
+			.str = thread,
+			.num_unit = "",
+		};
+	for (size_t k = 0; stddev && k < n_types; k++)
+		labels[n_labels++] = (struct pprof_label){
+			.key = stddev_keys[k],
+			.str = "",
+			.num = round_stddev(var[k]),
+			.num_unit = k % 2 ? "bytes" : "count",
+		};
+	for (size_t k = 0; k < depth; k++) {
+		/* Return address - 1: inside the call instruction, as
+		 * encode.c writes it. */
+		uint64_t a = LOAD(s->pcs[k]) - 1;
+		uint64_t mid = mapping_of(b, a, gen);
+
+		ids[k] = mid ? pprof_add_location(b->p, mid, a, NULL, 0) : 0;
+		if (!ids[k])
+			return -1;
+	}
+	return pprof_add_sample(b->p, ids, depth, v, labels, n_labels);
+}
+
+static int add_samples(struct build *b)
+{
+	const struct record_view *v = b->v;
+	struct wsum *sum = NULL;
+	int rc = 0;
+
+	if (any_table(v)) {
+		sum = pprof_int_alloc(b->a, v->n_stacks ? v->n_stacks : 1,
+				      sizeof(*sum));
+		if (!sum)
+			return -1;
+		memset(sum, 0, (v->n_stacks ? v->n_stacks : 1) * sizeof(*sum));
+		sum_threads(v, sum, v->n_stacks, false);
+	}
+	for (size_t i = 0; i < v->n_stacks && rc == 0; i++)
+		rc = add_sample(b, i, sum ? &sum[i] : NULL);
+	pprof_int_free(b->a, sum);
+	if (rc == 0 && b->unmapped_id) {
+		struct pprof_mapping *m = &b->p->mappings[b->unmapped_id - 1];
+
+		m->start = b->unmapped_lo;
+		m->limit = b->unmapped_hi;
+	}
+	return rc;
+}
+
+static const char *unwind_name(uint32_t u)
+{
+	static const char *const names[] = {"fp", "dwarf", "auto"};
+
+	return u < ARRAY_SIZE(names) ? names[u] : "unknown";
+}
+
+/* The warning of unseen.h's unseen_text(), from the record's figures. */
+static void unseen_warning(const struct record_header *h,
+			   const struct record_profile_opts *o, char *buf,
+			   size_t cap)
+{
+	const int64_t mib = 1 << 20;
+	const bool at_peak = LOAD(h->rate) || (LOAD(h->flags) & RECORD_F_EXACT);
+	int64_t anon = at_peak ? LOAD(h->anon_peak_bytes) : LOAD(h->anon_bytes);
+	int64_t unseen = LOAD(h->unseen_bytes), heap = LOAD(h->heap_bytes);
+	struct fmt_buf b;
+
+	buf[0] = '\0';
+	if (unseen < ((int64_t)16 << 20) || anon < 0 || unseen <= anon / 2 ||
+	    heap < 0)
+		return;
+	fmt_init(&b, buf, cap);
+	fmt_append(&b,
+		   PPROF_COMMENT_WARNING
+		   "most of this process's memory did not come through "
+		   "malloc, so the profile does not show it: %lld MiB of "
+		   "anonymous memory %s, %lld MiB of it not from the malloc "
+		   "heap palloc saw (%lld MiB)",
+		   (long long)(anon / mib + (anon % mib >= mib / 2)),
+		   at_peak ? "at the peak" : "now",
+		   (long long)(unseen / mib + (unseen % mib >= mib / 2)),
+		   (long long)(heap / mib + (heap % mib >= mib / 2)));
+	if (o->unseen_owner)
+		fmt_append(&b, "; likely owner: %s (%s)", o->unseen_owner,
+			   o->unseen_hint ? o->unseen_hint : "");
+}
+
+static int add_comments(struct build *b)
+{
+	const struct record_header *h = b->v->h;
+	const struct record_profile_opts *o = b->o;
+	struct pprof_profile *p = b->p;
+	const uint64_t rate = LOAD(h->rate), seed = LOAD(h->seed);
+	const uint32_t flags = LOAD(h->flags);
+	const int32_t parent = LOAD(h->parent_pid);
+	char buf[2400], cmdline[RECORD_LONG_STR], title[RECORD_LONG_STR];
+	struct counters c;
+	struct fmt_buf f;
+	int rc = 0;
+
+	sum_counters(b->v, &c);
+	copy_str(cmdline, sizeof(cmdline), h->cmdline, sizeof(h->cmdline));
+	if (o->title)
+		copy_str(title, sizeof(title), o->title, sizeof(title));
+	else
+		copy_str(title, sizeof(title), h->title, sizeof(h->title));
+#define COMMENT(...)                                                           \
+	do {                                                                   \
+		fmt_init(&f, buf, sizeof(buf));                                \
+		fmt_append(&f, __VA_ARGS__);                                   \
+		rc |= pprof_add_comment(p, buf);                               \
+	} while (0)
+	COMMENT("palloc agent %s", PACKAGE_VERSION);
+	COMMENT("command line: %s", cmdline);
+	if (title[0] && strcmp(title, cmdline) != 0)
+		COMMENT("process title: %s (the program rewrote its argv)",
+			title);
+	rc |= pprof_comment_add_pid(p, LOAD(h->pid));
+	if (parent)
+		COMMENT("forked from pid %d: this profile starts at the fork",
+			(int)parent);
+	if (rate == 0)
+		COMMENT("sample rate: 0 (stack sampling off, counters only)");
+	else if (rate == 1)
+		COMMENT("sample rate: 1 (every allocation)");
+	else
+		COMMENT("sample rate: %llu bytes (Poisson; values are "
+			"unbiased estimates)",
+			(unsigned long long)rate);
+	if (seed && rate > 1)
+		COMMENT("seed: %llu (PALLOC_SEED)", (unsigned long long)seed);
+	if (rate > 1)
+		COMMENT("error bars: labels TYPE_stddev per sample; a sum of "
+			"samples has sqrt(sum of stddev^2)");
+	COMMENT("unwinder: %s, max depth %u", unwind_name(LOAD(h->unwind)),
+		LOAD(h->max_depth));
+	COMMENT("values: requested bytes; inuse: sampled allocations not yet "
+		"freed");
+	rc |= pprof_comment_add_samples(
+		p, &(const struct pprof_comment_samples){
+			   .sampled = c.samples,
+			   .dropped = LOAD(h->dropped),
+			   .dropped_bytes =
+				   (uint64_t)round_value(h->dropped_bytes),
+			   .max_stacks = LOAD(h->max_stacks),
+		   });
+	COMMENT("counters: alloc_count %llu, free_count %llu, alloc_bytes %llu",
+		(unsigned long long)c.alloc_count,
+		(unsigned long long)c.free_count,
+		(unsigned long long)c.alloc_bytes);
+	if (flags & RECORD_F_EXACT)
+		COMMENT("exact: inuse_bytes %lld, peak_inuse_bytes %lld "
+			"(usable sizes)",
+			(long long)LOAD(h->exact_inuse),
+			(long long)LOAD(h->exact_peak));
+	if ((flags & RECORD_F_PEAK) && rate == 1)
+		COMMENT("peak: inuse at the heap's high-water mark (every "
+			"allocation sampled: exact)");
+	else if (flags & RECORD_F_PEAK)
+		COMMENT("peak: inuse when the sampled inuse estimate was "
+			"highest; error bars in peak_inuse_*_stddev, and the "
+			"highest of a noisy estimate tends to exceed the true "
+			"peak by about one stddev");
+	COMMENT("reentries after warm-up: %llu",
+		(unsigned long long)c.reentries);
+	if (LOAD(h->anon_bytes) >= 0) {
+		COMMENT("memory at exit: anonymous %lld bytes, about %lld at "
+			"the peak; malloc heap seen %lld bytes; not from it "
+			"%lld bytes",
+			(long long)LOAD(h->anon_bytes),
+			(long long)LOAD(h->anon_peak_bytes),
+			(long long)LOAD(h->heap_bytes),
+			(long long)LOAD(h->unseen_bytes));
+		unseen_warning(h, o, buf, sizeof(buf));
+		if (buf[0])
+			rc |= pprof_add_comment(p, buf);
+	}
+	if (c.alloc_count <= LOAD(h->alloc_at_init))
+		COMMENT("no allocation observed since the agent started");
+#undef COMMENT
+	return rc ? -1 : 0;
+}
+
+/* The loaded modules' mappings, in the file's order (the main executable
+ * first), as the encoder adds what is loaded. */
+static int add_loaded(struct build *b)
+{
+	for (size_t i = 0; i < b->v->n_modules; i++)
+		if (!LOAD(b->v->modules[i]->unload_gen) && !add_module(b, i))
+			return -1;
+	return 0;
+}
+
+struct pprof_profile *record_profile(const struct record_view *v,
+				     const struct record_profile_opts *o,
+				     const struct pprof_allocator *a)
+{
+	static const struct pprof_value_type types[] = {
+		{"alloc_objects", "count"},	 {"alloc_space", "bytes"},
+		{"inuse_objects", "count"},	 {"inuse_space", "bytes"},
+		{"peak_inuse_objects", "count"}, {"peak_inuse_space", "bytes"},
+	};
+	static const struct record_profile_opts none = {0};
+	struct build b = {.v = v, .o = o ? o : &none};
+	const struct record_header *h = v->h;
+	size_t nm = v->n_modules ? v->n_modules : 1;
+	uint64_t rate = LOAD(h->rate);
+	int rc = -1;
+
+	b.a = alloc_or_default(a);
+	b.p = pprof_new(b.a);
+	if (!b.p)
+		return NULL;
+	b.mod_ids = pprof_int_alloc(b.a, nm, sizeof(*b.mod_ids));
+	b.order = pprof_int_alloc(b.a, nm, sizeof(*b.order));
+	b.max_limit = pprof_int_alloc(b.a, nm, sizeof(*b.max_limit));
+	b.cache = pprof_int_alloc(b.a, MAPCACHE, sizeof(*b.cache));
+	if (!b.mod_ids || !b.order || !b.max_limit || !b.cache)
+		goto out;
+	memset(b.mod_ids, 0, nm * sizeof(*b.mod_ids));
+	memset(b.cache, 0, MAPCACHE * sizeof(*b.cache));
+	sort_modules(&b);
+	if (pprof_set_sample_types(
+		    b.p, types, (LOAD(h->flags) & RECORD_F_PEAK) ? 6 : 4) < 0 ||
+	    pprof_set_period(b.p, "space", "bytes",
+			     rate > (uint64_t)INT64_MAX ? INT64_MAX
+							: (int64_t)rate) < 0 ||
+	    pprof_set_default_sample_type(
+		    b.p, b.o->default_sample_type ? b.o->default_sample_type
+						  : "inuse_space") < 0)
+		goto out;
+	b.p->time_nanos = b.o->time_nanos;
+	b.p->duration_nanos = b.o->duration_nanos;
+	if (add_loaded(&b) < 0 || add_samples(&b) < 0 || add_comments(&b) < 0)
+		goto out;
+	rc = 0;
+out:
+	pprof_int_free(b.a, b.mod_ids);
+	pprof_int_free(b.a, b.order);
+	pprof_int_free(b.a, b.max_limit);
+	pprof_int_free(b.a, b.cache);
+	if (rc < 0) {
+		pprof_free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
+
+/* ---- figures ---- */
+
+void record_stats(const struct record_view *v, struct record_stats *st)
+{
+	const struct record_header *h = v->h;
+	const uint32_t flags = LOAD(h->flags);
+	struct wsum w = {0};
+	struct counters c;
+
+	memset(st, 0, sizeof(*st));
+	sum_counters(v, &c);
+	st->pid = LOAD(h->pid);
+	st->parent_pid = LOAD(h->parent_pid);
+	st->uid = LOAD(h->uid);
+	st->flags = flags;
+	st->state = LOAD(h->state);
+	st->exit_status = LOAD(h->exit_status);
+	st->start_unix_ns = LOAD(h->start_unix_ns);
+	st->end_unix_ns = LOAD(h->end_unix_ns);
+	st->update_unix_ns = LOAD(h->update_unix_ns);
+	st->start_ticks = LOAD(h->start_ticks);
+	st->exe = h->exe;
+	st->cmdline = h->cmdline;
+	st->title = h->title;
+	st->rate = LOAD(h->rate);
+	st->seed = LOAD(h->seed);
+	st->max_depth = LOAD(h->max_depth);
+	st->unwind = LOAD(h->unwind);
+	st->max_stacks = LOAD(h->max_stacks);
+	st->alloc_count = c.alloc_count;
+	st->free_count = c.free_count;
+	st->alloc_bytes = c.alloc_bytes;
+	st->samples = c.samples;
+	st->reentries = c.reentries;
+	st->alloc_at_init = LOAD(h->alloc_at_init);
+	st->dropped = LOAD(h->dropped);
+	st->dropped_bytes = round_value(h->dropped_bytes);
+	st->n_stacks = v->n_stacks;
+	st->n_modules = v->n_modules;
+	st->live_threads = c.live;
+	sum_threads(v, &w, v->n_stacks, true);
+	for (size_t i = 0; i < v->n_stacks; i++) {
+		const struct record_stack *s = v->stacks[i].s;
+
+		w.alloc_objects += s->alloc_objects;
+		w.alloc_bytes += s->alloc_bytes;
+		w.inuse_objects += s->inuse_objects;
+		w.inuse_bytes += s->inuse_bytes;
+	}
+	st->alloc_objects_sampled = round_value(w.alloc_objects);
+	st->alloc_bytes_sampled = round_value(w.alloc_bytes);
+	st->inuse_objects_sampled = round_value(w.inuse_objects);
+	st->inuse_bytes_sampled = round_value(w.inuse_bytes);
+	if (st->inuse_objects_sampled > st->alloc_objects_sampled)
+		st->inuse_objects_sampled = st->alloc_objects_sampled;
+	if (st->inuse_bytes_sampled > st->alloc_bytes_sampled)
+		st->inuse_bytes_sampled = st->alloc_bytes_sampled;
+	st->max_inuse_bytes = flags & RECORD_F_PER_THREAD
+				      ? LOAD(h->pt_max_bytes)
+				      : round_value(h->max_inuse_bytes);
+	st->exact_inuse = flags & RECORD_F_EXACT ? LOAD(h->exact_inuse) : -1;
+	st->exact_peak = flags & RECORD_F_EXACT ? LOAD(h->exact_peak) : -1;
+	st->anon_bytes = LOAD(h->anon_bytes);
+	st->anon_peak_bytes = LOAD(h->anon_peak_bytes);
+	st->heap_bytes = LOAD(h->heap_bytes);
+	st->unseen_bytes = LOAD(h->unseen_bytes);
+	st->allocator = &h->allocator;
+	st->allocator_text = v->text;
+	st->allocator_text_len = v->text_len;
+	st->allocator_torn = v->text_torn;
+}
