@@ -55,11 +55,11 @@ static bool has_nul(const char *s, size_t n)
 /* A RECS or TEXT entry: its body's offset and size. */
 struct body {
 	uint64_t off, len;
+	bool taken; /* RECS: a live thread's table already */
 };
 
 /* The body at exactly offset off among b[0, n) (ascending), or NULL. */
-static const struct body *find_body(const struct body *b, size_t n,
-				    uint64_t off)
+static struct body *find_body(struct body *b, size_t n, uint64_t off)
 {
 	size_t lo = 0, hi = n;
 
@@ -188,6 +188,7 @@ static int add_body(struct check *c, struct body **b, size_t *n, size_t *cap,
 		return -1;
 	(*b)[*n].off = off + sizeof(struct record_entry);
 	(*b)[*n].len = blen;
+	(*b)[*n].taken = false;
 	(*n)++;
 	return 0;
 }
@@ -200,11 +201,10 @@ static int check_tables(struct check *c)
 	for (size_t i = 0; i < v->n_threads; i++) {
 		struct record_view_thread *t = &v->threads[i];
 		uint64_t off = (uint64_t)(uintptr_t)t->recs;
-		const struct body *b;
+		struct body *b;
 
 		if (!off) {
-			t->recs_cap =
-				0; /* no table: a capacity means nothing */
+			t->recs_cap = 0; /* no table: nothing to read */
 			continue;
 		}
 		b = find_body(c->recs, c->n_recs, off);
@@ -217,6 +217,19 @@ static int check_tables(struct check *c)
 				       "do not fit in its RECS entry",
 				       i, t->recs_cap);
 		t->recs = (const void *)(v->img + off);
+		/* A free slot's table is checked but never read. Two live
+		 * threads never share one: it would count twice (and a
+		 * hostile record could make the reader sum one table once
+		 * per slot, far more records than the file holds). */
+		if (!t->live) {
+			t->recs_cap = 0;
+			continue;
+		}
+		if (b->taken && t->recs_cap)
+			return msg_set("record: thread slot %zu: its records "
+				       "are another live thread's",
+				       i);
+		b->taken = t->recs_cap != 0;
 	}
 	return 0;
 }
@@ -227,7 +240,7 @@ static int check_text(struct check *c)
 	const struct record_allocator *al = &v->h->allocator;
 	uint64_t off = LOAD(al->text);
 	uint32_t len = LOAD(al->text_len), cap = LOAD(al->text_cap);
-	const struct body *b;
+	struct body *b;
 
 	v->text_torn = LOAD(al->seq) % 2 != 0;
 	if (!off)
@@ -421,6 +434,7 @@ static void sum_threads(const struct record_view *v, struct wsum *sum, size_t n,
 	for (size_t i = 0; i < v->n_threads; i++) {
 		const struct record_view_thread *t = &v->threads[i];
 
+		/* live when checked (recs_cap 0 else) and still */
 		if (LOAD(t->t->state) != RECORD_THREAD_LIVE)
 			continue;
 		for (uint32_t j = 0; j < t->recs_cap; j++) {

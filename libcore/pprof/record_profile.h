@@ -25,7 +25,8 @@
  * a read outside it).
  */
 
-/* A thread slot as checked: its table's records (NULL, cap 0: none). */
+/* A thread slot as checked: its table's records (NULL, cap 0: none; a
+ * free slot's table is checked, then left out: cap 0). */
 struct record_view_thread {
 	const struct record_thread *t;
 	const struct record_rec *recs;
@@ -62,7 +63,8 @@ struct record_view {
  * and depth (<= RECORD_MAX_DEPTH, pcs within the entry), at most
  * RECORD_MAX_STACKS stacks, each MODULE's build id and path NUL-terminated
  * within the entry, each THREAD's state and its RECS offset and capacity
- * (the body of a RECS entry, recs_cap records within it), the
+ * (the body of a RECS entry, recs_cap records within it, no two live
+ * slots sharing one), the
  * allocator's text (within a TEXT entry, at most RECORD_TEXT_MAX) and the
  * header's strings (NUL-terminated within their fields). img must be
  * 8-byte aligned (a malloc'd or mapped copy). Returns 0, or -1 with

@@ -394,6 +394,12 @@ static void malformed(void)
 	CASE(off = nth(&b, RECORD_THREAD, 1);
 	     BODY(&b, off, struct record_thread)->recs_cap = 0x80000000u, 0,
 	     "a free slot's huge capacity", "do not fit");
+	CASE(BODY(&b, nth(&b, RECORD_THREAD, 1), struct record_thread)->state =
+		     RECORD_THREAD_LIVE;
+	     BODY(&b, nth(&b, RECORD_THREAD, 1), struct record_thread)->recs =
+		     BODY(&b, nth(&b, RECORD_THREAD, 0), struct record_thread)
+			     ->recs,
+	     0, "two live threads sharing a table", "another live thread's");
 	CASE(off = nth(&b, RECORD_THREAD, 0);
 	     RB_AT(&b, off, struct record_entry)->size = 32, 0,
 	     "thread entry too short", "too short for a thread");
