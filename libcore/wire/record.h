@@ -54,7 +54,7 @@
 
 #define RECORD_MAGIC "PALLOCR\0"
 #define RECORD_VERSION 1
-#define RECORD_DATA 16384	       /* the first entry's offset */
+#define RECORD_DATA 16384		    /* the first entry's offset */
 #define RECORD_MAX_SIZE ((uint64_t)1 << 30) /* bigger files are refused */
 #define RECORD_READ_TRIES 8
 #define RECORD_THREAD_NAME 16 /* as prctl(PR_GET_NAME), NUL included */
@@ -181,20 +181,20 @@ struct record_allocator {
 struct record_header {
 	char magic[8]; /* RECORD_MAGIC */
 	uint32_t version;
-	uint32_t header_size;	  /* sizeof(struct record_header) */
-	uint64_t size;		  /* bytes in use: entries end here */
-	uint32_t seq;		  /* seqcount, see above */
-	uint32_t state;		  /* enum record_state */
-	int32_t exit_status;	  /* exit()'s status when EXITED */
-	uint32_t flags;		  /* enum record_flag */
-	int32_t pid, parent_pid;  /* parent_pid: a fork child's parent */
-	uint32_t uid, pad0;	  /* the effective uid at start */
-	int64_t start_unix_ns;	  /* CLOCK_REALTIME at the agent's start */
-	int64_t end_unix_ns;	  /* at exit, else 0 */
-	int64_t update_unix_ns;	  /* the last slow path's coarse time */
-	uint64_t start_ticks;	  /* /proc/PID/stat starttime (a pid's
-				   * identity: a reused pid differs) */
-	uint8_t token[16];	  /* PALLOC_RUN_TOKEN: palloc-run's */
+	uint32_t header_size;	 /* sizeof(struct record_header) */
+	uint64_t size;		 /* bytes in use: entries end here */
+	uint32_t seq;		 /* seqcount, see above */
+	uint32_t state;		 /* enum record_state */
+	int32_t exit_status;	 /* exit()'s status when EXITED */
+	uint32_t flags;		 /* enum record_flag */
+	int32_t pid, parent_pid; /* parent_pid: a fork child's parent */
+	uint32_t uid, pad0;	 /* the effective uid at start */
+	int64_t start_unix_ns;	 /* CLOCK_REALTIME at the agent's start */
+	int64_t end_unix_ns;	 /* at exit, else 0 */
+	int64_t update_unix_ns;	 /* the last slow path's coarse time */
+	uint64_t start_ticks;	 /* /proc/PID/stat starttime (a pid's
+				  * identity: a reused pid differs) */
+	uint8_t token[16];	 /* PALLOC_RUN_TOKEN: palloc-run's */
 	/* configuration */
 	uint64_t rate, seed;
 	uint32_t max_depth, unwind; /* enum unwind_mode */
