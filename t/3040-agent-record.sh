@@ -11,7 +11,7 @@
 . "$top_srcdir/t/lib-agent.sh"
 need_agent
 
-plan 63
+plan 65
 here=$PWD
 
 # field FILE KEY: the value of "KEY value" in record-read's output.
@@ -150,6 +150,18 @@ check "fork: the child's allocations are not in the parent's record" \
 check "fork: the parent's are zero in the child's record" \
 	sh -c "! grep -q '^9 54099 9 54099 |' c.txt"
 check "fork: the child's record is 0600" test "$(stat -c %a "$cf")" = 600
+cd .. || exit 99
+
+# --- a child that does not profile leaves its parent's record alone ---
+mkdir rec-nf nf && cd nf || exit 99
+PALLOC_RECORD_DIR=$here/rec-nf LD_PRELOAD=$PALLOC_AGENT \
+	PALLOC_SAMPLE_RATE=1 PALLOC_FOLLOW_CHILDREN=0 PALLOC_OUTPUT=nf.pb.gz \
+	alloc-exact fork >truth.txt 2>err.txt
+set -- ../rec-nf/*.rec
+check "no-follow fork: one record, the parent's" test $# -eq 1 -a -f "$1"
+record-read "$1" >p.txt 2>&1
+check "no-follow fork: the child wrote nothing into it" \
+	sh -c "grep -q '^9 54099 9 54099 |' p.txt && ! grep -q '^11 66077 11 66077 |' p.txt"
 cd .. || exit 99
 
 done_testing

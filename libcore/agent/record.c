@@ -5,6 +5,7 @@
 #include "ctlsock.h"
 #include "fmt.h"
 #include "msg.h"
+#include "num.h"
 #include "pattern.h"
 #include "phdr.h"
 #include "smallfile.h"
@@ -53,6 +54,10 @@ static struct {
 	unsigned long long adds; /* dlpi_adds at the last look */
 	int64_t next_snapshot_ns;
 	struct agent_lock snapshot_lock; /* taken with trylock only */
+	/* from the environment at start (record_read_env) */
+	bool dir_set;
+	char dir[PATH_MAX];
+	uint8_t token[16];
 } rec;
 
 static void warn_once(const char *what)
@@ -174,17 +179,15 @@ static int grow(uint64_t need)
  */
 static int create_file(pid_t pid, int64_t start_ns)
 {
-	const char *env = getenv("PALLOC_RECORD_DIR");
 	char dir[PATH_MAX], name[64];
 	struct fmt_buf b;
 	struct stat st;
 	int dfd, fd;
 
-	if (env) {
-		if (!*env || strlen(env) >= sizeof(dir))
-			return msg_set(
-				"PALLOC_RECORD_DIR='%s': not a directory", env);
-		memcpy(dir, env, strlen(env) + 1);
+	if (rec.dir_set) {
+		if (!rec.dir[0])
+			return msg_set("PALLOC_RECORD_DIR: empty or too long");
+		memcpy(dir, rec.dir, sizeof(dir));
 	} else if (ctlsock_dir(dir, sizeof(dir)) < 0 ||
 		   ctlsock_prepare_dir(dir) < 0) {
 		return -1;
@@ -413,59 +416,9 @@ static int init_visit(const struct phdr_segment *seg, void *arg PALLOC_UNUSED)
 	return 0;
 }
 
-/* The segments loaded now, copied (the loader's lock is not held while
- * the list is compared and appended). */
-struct segcopy {
-	struct phdr_segment *v;
-	size_t n, cap;
-	bool err;
-};
-
-static char *dup_str(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *d = arena_alloc(&agent_arena, n);
-
-	if (d)
-		memcpy(d, s, n);
-	return d;
-}
-
-static int copy_visit(const struct phdr_segment *seg, void *arg)
-{
-	struct segcopy *l = arg;
-	struct phdr_segment c = *seg;
-
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct phdr_segment *v =
-			arena_alloc(&agent_arena, cap * sizeof(*v));
-
-		if (!v) {
-			l->err = true;
-			return 1;
-		}
-		if (l->v)
-			memcpy(v, l->v, l->n * sizeof(*v));
-		arena_free(&agent_arena, l->v);
-		l->v = v;
-		l->cap = cap;
-	}
-	c.path = dup_str(seg->path);
-	c.build_id = dup_str(seg->build_id);
-	if (!c.path || !c.build_id) {
-		arena_free(&agent_arena, (void *)c.path);
-		arena_free(&agent_arena, (void *)c.build_id);
-		l->err = true;
-		return 1;
-	}
-	l->v[l->n++] = c;
-	return 0;
-}
-
 void record_modules_check(void)
 {
-	struct segcopy l = {0};
+	struct agent_segs l = {0};
 	unsigned long long adds;
 
 	if (!rec.base || rec.full)
@@ -473,7 +426,7 @@ void record_modules_check(void)
 	adds = loader_adds();
 	if (adds == __atomic_load_n(&rec.adds, __ATOMIC_RELAXED))
 		return;
-	phdr_foreach(copy_visit, &l);
+	agent_segs_copy(&l);
 	if (!l.err) {
 		agent_lock(&agent_mod_lock);
 		for (size_t i = 0; i < l.n; i++)
@@ -484,11 +437,7 @@ void record_modules_check(void)
 		__atomic_store_n(&rec.adds, adds, __ATOMIC_RELAXED);
 		agent_unlock(&agent_mod_lock);
 	}
-	for (size_t i = 0; i < l.n; i++) {
-		arena_free(&agent_arena, (void *)l.v[i].path);
-		arena_free(&agent_arena, (void *)l.v[i].build_id);
-	}
-	arena_free(&agent_arena, l.v);
+	agent_segs_free(&l);
 }
 
 void record_module_unloaded(uintptr_t start, uintptr_t limit, uint64_t offset,
@@ -531,39 +480,18 @@ static uint64_t start_ticks(void)
 	return v;
 }
 
-static int hex_digit(char c)
+void record_read_env(void)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+	const char *v = getenv("PALLOC_RECORD_DIR");
 
-/* PALLOC_RUN_TOKEN: 32 hex digits into token[16] (else left zero). */
-static void read_token(uint8_t token[16])
-{
-	const char *v = getenv("PALLOC_RUN_TOKEN");
-
-	if (!v)
-		return;
-	if (strlen(v) != 32) {
-		fmt_warn("PALLOC_RUN_TOKEN=%s: expected 32 hex digits", v);
-		return;
+	if (v) {
+		rec.dir_set = true;
+		if (strlen(v) < sizeof(rec.dir))
+			memcpy(rec.dir, v, strlen(v) + 1);
 	}
-	for (int i = 0; i < 16; i++) {
-		int hi = hex_digit(v[2 * i]), lo = hex_digit(v[2 * i + 1]);
-
-		if (hi < 0 || lo < 0) {
-			memset(token, 0, 16);
-			fmt_warn("PALLOC_RUN_TOKEN=%s: expected 32 hex digits",
-				 v);
-			return;
-		}
-		token[i] = (uint8_t)(hi << 4 | lo);
-	}
+	v = getenv("PALLOC_RUN_TOKEN");
+	if (v && num_parse_hex_bytes(v, rec.token, sizeof(rec.token)) < 0)
+		fmt_warn("PALLOC_RUN_TOKEN=%s: %s; ignored", v, msg_last());
 }
 
 /* Copy s into dst[cap], cut, NUL-terminated. */
@@ -630,7 +558,7 @@ void record_init(const char *cmdline, int64_t start_ns)
 	h->header_size = sizeof(*h);
 	h->size = RECORD_DATA;
 	fill_identity(h, getpid(), start_ns);
-	read_token(h->token);
+	memcpy(h->token, rec.token, sizeof(h->token));
 	h->rate = agent_cfg.rate;
 	h->seed = agent_cfg.seed;
 	h->max_depth = agent_cfg.max_depth;
@@ -773,6 +701,9 @@ void record_allocator_snapshot(void)
 
 	if (!rec.base || !agent_trylock(&rec.snapshot_lock))
 		return;
+	/* The calls below allocate (fmemopen, jemalloc's mallctl): the
+	 * agent's own, expected, not reentries. */
+	agent_guard_enter();
 	if (!a->text) {
 		text = record_append(RECORD_TEXT, RECORD_TEXT_MAX, NULL);
 		if (text) {
@@ -820,6 +751,7 @@ void record_allocator_snapshot(void)
 	}
 	a->time_unix_ns = realtime_ns(CLOCK_REALTIME);
 	__atomic_store_n(&a->seq, seq + 2, __ATOMIC_RELEASE);
+	agent_guard_leave();
 	agent_unlock(&rec.snapshot_lock);
 }
 
