@@ -112,11 +112,12 @@ void record_module_unloaded(uintptr_t start, uintptr_t limit, uint64_t offset,
 			    const char *path, uint32_t gen);
 
 /*
- * From an allocation's slow path (guard set, the real allocator's call
- * returned): header.update_unix_ns, and the allocator's figures when a
- * second has passed since the last ones.
+ * From a sampled allocation's slow path (guard set, the real allocator's
+ * call returned; samples: the thread's count): header.update_unix_ns,
+ * and the allocator's figures when a second has passed since the last
+ * ones. Below a rate of 4 KiB, at every 16th sample of a thread only.
  */
-void record_slow_point(void);
+void record_slow_point(uint64_t samples);
 
 /* The allocator's figures now (header.allocator; guard set). */
 void record_allocator_snapshot(void);
