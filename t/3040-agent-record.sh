@@ -11,7 +11,7 @@
 . "$top_srcdir/t/lib-agent.sh"
 need_agent
 
-plan 65
+plan 67
 here=$PWD
 
 # field FILE KEY: the value of "KEY value" in record-read's output.
@@ -150,6 +150,25 @@ check "fork: the child's allocations are not in the parent's record" \
 check "fork: the parent's are zero in the child's record" \
 	sh -c "! grep -q '^9 54099 9 54099 |' c.txt"
 check "fork: the child's record is 0600" test "$(stat -c %a "$cf")" = 600
+cd .. || exit 99
+
+# --- modules: loaded later, unloaded by dlclose (the gens of t/3018) ---
+libs=$top_builddir/t/helper/.libs
+mkdir rec-pl pl && cd pl || exit 99
+PALLOC_RECORD_DIR=$here/rec-pl LD_PRELOAD=$PALLOC_AGENT PALLOC_SAMPLE_RATE=1 \
+	PALLOC_OUTPUT=pl.pb.gz plugin-host "$libs/libpluga.so" \
+	"$libs/libplugb.so" close >pl.out 2>pl.err
+rc=$?
+if [ $rc -eq 0 ]; then
+	record-read ../rec-pl/*.rec >r.txt 2>&1
+	check "dlopen'ed A: a MODULE entry, unloaded at gen 1" \
+		grep -q '^module .*/libpluga.so load_gen 0 unload_gen 1$' r.txt
+	check "B where A was: loaded at gen 1, unloaded at gen 2" \
+		grep -q '^module .*/libplugb.so load_gen 1 unload_gen 2$' r.txt
+else
+	skip "plugin-host exited $rc (B not loaded where A was?)"
+	skip "plugin-host exited $rc"
+fi
 cd .. || exit 99
 
 # --- a child that does not profile leaves its parent's record alone ---

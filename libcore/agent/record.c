@@ -8,6 +8,7 @@
 #include "num.h"
 #include "pattern.h"
 #include "phdr.h"
+#include "safefile.h"
 #include "smallfile.h"
 
 #include <fcntl.h>
@@ -105,7 +106,7 @@ void *record_at(uint64_t off)
 
 /* Give the file [off, off + len) on disk: a full file system answers
  * ENOSPC here instead of a SIGBUS at the first store. */
-static int file_reserve(int fd, uint64_t off, uint64_t len)
+static int file_reserve_now(int fd, uint64_t off, uint64_t len)
 {
 	static const char zeros[4096];
 
@@ -126,6 +127,20 @@ static int file_reserve(int fd, uint64_t off, uint64_t len)
 		len -= (uint64_t)w;
 	}
 	return 0;
+}
+
+/* file_reserve_now() past the file size limit: EFBIG, never SIGXFSZ. */
+static int file_reserve(int fd, uint64_t off, uint64_t len)
+{
+	struct safefile_xfsz x;
+	int rc, err;
+
+	safefile_xfsz_begin(&x);
+	rc = file_reserve_now(fd, off, len);
+	err = rc < 0 ? errno : 0;
+	safefile_xfsz_end(&x, err);
+	errno = err;
+	return rc;
 }
 
 /* Map the file (fd) over [mapped, to) of the range. */
@@ -633,6 +648,7 @@ static int fork_own_file(pid_t pid, int64_t start_ns)
 		return -1;
 	if (file_reserve(fd, 0, rec.mapped) < 0)
 		goto fail;
+	/* Within the size just reserved: no file size limit to pass. */
 	while (off < rec.used) {
 		ssize_t w =
 			pwrite(fd, rec.base + off, rec.used - off, (off_t)off);
