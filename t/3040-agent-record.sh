@@ -11,7 +11,7 @@
 . "$top_srcdir/t/lib-agent.sh"
 need_agent
 
-plan 67
+plan 69
 here=$PWD
 
 # field FILE KEY: the value of "KEY value" in record-read's output.
@@ -71,6 +71,18 @@ check "malloc_info text entry" test "$(field r.txt text_entries)" = 1
 check "alloc_count counted" test "$(field r.txt alloc_count)" -ge 40
 check_sites truth.txt r.txt
 cd .. || exit 99
+
+# --- the default place: the control directory (ctlsock.h) ---
+mkdir -m 700 xdg
+(
+	unset PALLOC_RECORD_DIR
+	XDG_RUNTIME_DIR=$here/xdg LD_PRELOAD=$PALLOC_AGENT \
+		PALLOC_OUTPUT=/dev/null alloc-exact none 2>xdg.err
+)
+set -- xdg/palloc/*.rec
+check "without PALLOC_RECORD_DIR: in \$XDG_RUNTIME_DIR/palloc, 0600" \
+	test $# -eq 1 -a "$(stat -c %a "$1" 2>/dev/null)" = 600
+check "... a 0700 directory" test "$(stat -c %a xdg/palloc)" = 700
 
 # --- threads: their records summed while live, folded at their exit ---
 mkdir rec-th th && cd th || exit 99

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -604,34 +605,57 @@ void record_init(const char *cmdline, int64_t start_ns)
 
 /* ---- fork ---- */
 
-/* Make the range a private copy of what it holds (anonymous memory at
- * the same place): nothing written after reaches the parent's file. */
-static void detach_private(void)
+/* The file's pages over the range, copied on write (MAP_PRIVATE): no
+ * copy now. 0 or -1. */
+static int map_file_private(void)
+{
+	struct stat st;
+	void *p = MAP_FAILED;
+	int fd = open(rec.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_dev == rec.dev && st.st_ino == rec.ino &&
+	    (uint64_t)st.st_size >= rec.mapped)
+		p = mmap(rec.base, rec.mapped, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_FIXED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? -1 : 0;
+}
+
+/* An anonymous copy of what the range holds, at the same place. 0 or
+ * -1. */
+static int copy_anon(void)
 {
 	void *tmp, *p;
-	int fd;
 
 	tmp = mmap(NULL, rec.used, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (tmp != MAP_FAILED) {
-		memcpy(tmp, rec.base, rec.used);
-		p = mmap(rec.base, rec.mapped, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-		if (p != MAP_FAILED)
-			memcpy(rec.base, tmp, rec.used);
-		munmap(tmp, rec.used);
-		if (p != MAP_FAILED)
-			goto done;
-	}
-	/* No memory for a copy: the file's pages, copied on write. */
-	fd = open(rec.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0) {
-		p = mmap(rec.base, rec.mapped, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_FIXED, fd, 0);
-		(void)p;
-		close(fd);
-	}
-done:
+	if (tmp == MAP_FAILED)
+		return -1;
+	memcpy(tmp, rec.base, rec.used);
+	p = mmap(rec.base, rec.mapped, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (p != MAP_FAILED)
+		memcpy(rec.base, tmp, rec.used);
+	munmap(tmp, rec.used);
+	return p == MAP_FAILED ? -1 : 0;
+}
+
+/*
+ * Make the range private: nothing written after reaches the parent's
+ * file. exact: the child goes on profiling with what the range holds now
+ * (its own file could not be made): an anonymous copy, whose cost is the
+ * bytes used. Otherwise (a child that does not profile: it only must not
+ * write the file, what it reads there matters to nobody) the file's pages
+ * copied on write, which costs no copy: a fork from a signal handler
+ * stays as quick as without the record.
+ */
+static void detach_private(bool exact)
+{
+	if ((exact || map_file_private() < 0) && copy_anon() < 0)
+		map_file_private();
 	rec.file = false;
 	rec.full = true;
 }
@@ -682,11 +706,11 @@ void record_after_fork_child(void)
 		return;
 	if (agent_mode != AGENT_ON) {
 		/* A child that does not profile: out of the file. */
-		detach_private();
+		detach_private(false);
 		return;
 	}
 	if (fork_own_file(getpid(), start_ns) < 0) {
-		detach_private();
+		detach_private(true);
 		fmt_warn("warning: no record of this fork child kept: %s",
 			 msg_last());
 	}
@@ -719,13 +743,19 @@ void record_allocator_snapshot(void)
 	struct allocstats_comparable c;
 	enum allocstats_kind kind;
 	char *text = NULL;
+	sigset_t all, old;
 	uint32_t seq;
 
 	if (!rec.base || !agent_trylock(&rec.snapshot_lock))
 		return;
 	/* The calls below allocate (fmemopen, jemalloc's mallctl): the
-	 * agent's own, expected, not reentries. */
+	 * agent's own, expected, not reentries. And they walk the heap: a
+	 * signal handler that allocates must not change it meanwhile (a
+	 * single-threaded glibc takes no lock in malloc), so signals wait
+	 * until the figures are taken. */
 	agent_guard_enter();
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	if (!a->text) {
 		text = record_append(RECORD_TEXT, RECORD_TEXT_MAX, NULL);
 		if (text) {
@@ -773,6 +803,7 @@ void record_allocator_snapshot(void)
 	}
 	a->time_unix_ns = realtime_ns(CLOCK_REALTIME);
 	__atomic_store_n(&a->seq, seq + 2, __ATOMIC_RELEASE);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	agent_guard_leave();
 	agent_unlock(&rec.snapshot_lock);
 }
