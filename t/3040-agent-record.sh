@@ -11,7 +11,7 @@
 . "$top_srcdir/t/lib-agent.sh"
 need_agent
 
-plan 63
+plan 69
 here=$PWD
 
 # field FILE KEY: the value of "KEY value" in record-read's output.
@@ -71,6 +71,18 @@ check "malloc_info text entry" test "$(field r.txt text_entries)" = 1
 check "alloc_count counted" test "$(field r.txt alloc_count)" -ge 40
 check_sites truth.txt r.txt
 cd .. || exit 99
+
+# --- the default place: the control directory (ctlsock.h) ---
+mkdir -m 700 xdg
+(
+	unset PALLOC_RECORD_DIR
+	XDG_RUNTIME_DIR=$here/xdg LD_PRELOAD=$PALLOC_AGENT \
+		PALLOC_OUTPUT=/dev/null alloc-exact none 2>xdg.err
+)
+set -- xdg/palloc/*.rec
+check "without PALLOC_RECORD_DIR: in \$XDG_RUNTIME_DIR/palloc, 0600" \
+	test $# -eq 1 -a "$(stat -c %a "$1" 2>/dev/null)" = 600
+check "... a 0700 directory" test "$(stat -c %a xdg/palloc)" = 700
 
 # --- threads: their records summed while live, folded at their exit ---
 mkdir rec-th th && cd th || exit 99
@@ -150,6 +162,37 @@ check "fork: the child's allocations are not in the parent's record" \
 check "fork: the parent's are zero in the child's record" \
 	sh -c "! grep -q '^9 54099 9 54099 |' c.txt"
 check "fork: the child's record is 0600" test "$(stat -c %a "$cf")" = 600
+cd .. || exit 99
+
+# --- modules: loaded later, unloaded by dlclose (the gens of t/3018) ---
+libs=$top_builddir/t/helper/.libs
+mkdir rec-pl pl && cd pl || exit 99
+PALLOC_RECORD_DIR=$here/rec-pl LD_PRELOAD=$PALLOC_AGENT PALLOC_SAMPLE_RATE=1 \
+	PALLOC_OUTPUT=pl.pb.gz plugin-host "$libs/libpluga.so" \
+	"$libs/libplugb.so" close >pl.out 2>pl.err
+rc=$?
+if [ $rc -eq 0 ]; then
+	record-read ../rec-pl/*.rec >r.txt 2>&1
+	check "dlopen'ed A: a MODULE entry, unloaded at gen 1" \
+		grep -q '^module .*/libpluga.so load_gen 0 unload_gen 1$' r.txt
+	check "B where A was: loaded at gen 1, unloaded at gen 2" \
+		grep -q '^module .*/libplugb.so load_gen 1 unload_gen 2$' r.txt
+else
+	skip "plugin-host exited $rc (B not loaded where A was?)"
+	skip "plugin-host exited $rc"
+fi
+cd .. || exit 99
+
+# --- a child that does not profile leaves its parent's record alone ---
+mkdir rec-nf nf && cd nf || exit 99
+PALLOC_RECORD_DIR=$here/rec-nf LD_PRELOAD=$PALLOC_AGENT \
+	PALLOC_SAMPLE_RATE=1 PALLOC_FOLLOW_CHILDREN=0 PALLOC_OUTPUT=nf.pb.gz \
+	alloc-exact fork >truth.txt 2>err.txt
+set -- ../rec-nf/*.rec
+check "no-follow fork: one record, the parent's" test $# -eq 1 -a -f "$1"
+record-read "$1" >p.txt 2>&1
+check "no-follow fork: the child wrote nothing into it" \
+	sh -c "grep -q '^9 54099 9 54099 |' p.txt && ! grep -q '^11 66077 11 66077 |' p.txt"
 cd .. || exit 99
 
 done_testing

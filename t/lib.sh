@@ -18,7 +18,12 @@ unset PALLOC_OUTPUT PALLOC_SAMPLE_RATE PALLOC_INTERVAL PALLOC_UNWIND \
 : "${top_builddir:=$top_srcdir}"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/palloc-test.XXXXXX") || exit 99
-trap 'cd /; rm -rf "$T"' EXIT
+# The agents' records (wire/record.h: kept after exit) go to a directory
+# of the test's own, beside $T (tests list $T): not into the user's
+# control directory, where they would pile up run after run.
+PALLOC_RECORD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/palloc-rec.XXXXXX") || exit 99
+export PALLOC_RECORD_DIR
+trap 'cd /; rm -rf "$T" "$PALLOC_RECORD_DIR"' EXIT
 cd "$T" || exit 99
 # symbol indexes (symcache.h) go to the test's own cache, not the user's
 XDG_CACHE_HOME=$T/cache

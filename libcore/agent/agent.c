@@ -182,6 +182,7 @@ static void read_config(void)
 		v = NULL;
 	}
 	set_output(v ? v : PATTERN_DEFAULT);
+	record_read_env();
 }
 
 /*
@@ -720,6 +721,9 @@ static void fork_child(void)
 		if (agent_mode == AGENT_ON)
 			__atomic_store_n(&agent_mode, AGENT_DISABLED,
 					 __ATOMIC_RELEASE);
+		/* Out of the parent's record file, though (a private copy
+		 * at the same place: no lock, no table touched). */
+		record_after_fork_child();
 		agent_guard_leave();
 		return;
 	}
@@ -735,12 +739,12 @@ static void fork_child(void)
 	fork_unfence_unwinders();
 	if (agent_mode == AGENT_ON && !agent_cfg.follow_children)
 		agent_mode = AGENT_DISABLED;
+	/* Before anything is written: until then the record is the
+	 * parent's file (a child that does not profile leaves it). */
+	record_after_fork_child();
 	if (agent_mode == AGENT_ON) {
-		struct record_header *h;
+		struct record_header *h = agent_hdr;
 
-		/* First: until then the record is the parent's file. */
-		record_after_fork_child();
-		h = agent_hdr;
 		record_seq_begin();
 		stacktab_reset(&agent_tab);
 		agent_boot_mark();

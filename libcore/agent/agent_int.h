@@ -337,6 +337,20 @@ struct agent_extra {
 };
 /* Start with p. 0, or -1 on ENOMEM. */
 int agent_extra_begin(struct agent_extra *x, struct pprof_profile *p);
+/*
+ * The executable segments loaded now (phdr_foreach), copied into the
+ * arena, so that they can be compared without the loader's lock held:
+ * agent_segs_copy() fills an empty l (err set on ENOMEM: then l holds
+ * fewer), agent_segs_free() frees what l holds.
+ */
+struct agent_segs {
+	struct phdr_segment *v;
+	bool *present; /* the caller's, freed too */
+	size_t n, cap;
+	int err;
+};
+void agent_segs_copy(struct agent_segs *l);
+void agent_segs_free(struct agent_segs *l);
 /* The mapping of addr in a stack of gen (stacktab.h) sealed since: the
  * unloaded segment that held addr then; 0 when addr was in none (look in
  * what is loaded now). */

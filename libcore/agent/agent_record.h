@@ -39,6 +39,11 @@ extern struct agent_lock agent_rec_lock, agent_mod_lock;
 /* Is there a record file? */
 bool record_on(void);
 
+/* While the configuration is read (before PALLOC_FOLLOW_CHILDREN=0
+ * drops the variables): PALLOC_RECORD_DIR and PALLOC_RUN_TOKEN (32 hex
+ * digits; warns and ignores another value). */
+void record_read_env(void);
+
 /*
  * At agent init, after the configuration, the command line and the
  * unwinder: create and map the record, fill its header (cmdline: the
@@ -86,8 +91,10 @@ void record_thread_free(struct record_thread *s);
  * In a fork child, first thing: the child's own file, a copy of the
  * parent's used bytes, mapped over the same range (every pointer into
  * the record stays valid), the header's identity fields the child's
- * (pid, parent_pid, RECORD_F_FORKED, start times). Without a file, a
- * private copy at the same place: the parent's file is never written.
+ * (pid, parent_pid, RECORD_F_FORKED, start times). A child that does
+ * not profile (agent_mode not AGENT_ON), or whose file cannot be made,
+ * gets a private copy at the same place instead: the parent's file is
+ * never written by a child. No lock taken.
  */
 void record_after_fork_child(void);
 
@@ -105,11 +112,12 @@ void record_module_unloaded(uintptr_t start, uintptr_t limit, uint64_t offset,
 			    const char *path, uint32_t gen);
 
 /*
- * From an allocation's slow path (guard set, the real allocator's call
- * returned): header.update_unix_ns, and the allocator's figures when a
- * second has passed since the last ones.
+ * From a sampled allocation's slow path (guard set, the real allocator's
+ * call returned; samples: the thread's count): header.update_unix_ns,
+ * and the allocator's figures when a second has passed since the last
+ * ones. Below a rate of 4 KiB, at every 16th sample of a thread only.
  */
-void record_slow_point(void);
+void record_slow_point(uint64_t samples);
 
 /* The allocator's figures now (header.allocator; guard set). */
 void record_allocator_snapshot(void);

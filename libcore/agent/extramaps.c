@@ -51,13 +51,6 @@ static int (*real_dlclose)(void *);
 
 /* ---- the segments before and after a dlclose ---- */
 
-struct seglist {
-	struct phdr_segment *v;
-	bool *present;
-	size_t n, cap;
-	int err;
-};
-
 static char *arena_dup(const char *s)
 {
 	size_t n = strlen(s) + 1;
@@ -70,7 +63,7 @@ static char *arena_dup(const char *s)
 
 static int copy_seg(const struct phdr_segment *s, void *arg)
 {
-	struct seglist *l = arg;
+	struct agent_segs *l = arg;
 	struct phdr_segment c = *s;
 
 	if (l->n == l->cap) {
@@ -109,7 +102,7 @@ static bool same_seg(const struct phdr_segment *a, const struct phdr_segment *b)
 
 static int mark_present(const struct phdr_segment *s, void *arg)
 {
-	struct seglist *l = arg;
+	struct agent_segs *l = arg;
 
 	for (size_t i = 0; i < l->n; i++)
 		if (!l->present[i] && same_seg(&l->v[i], s)) {
@@ -119,7 +112,12 @@ static int mark_present(const struct phdr_segment *s, void *arg)
 	return 0;
 }
 
-static void seglist_free(struct seglist *l)
+void agent_segs_copy(struct agent_segs *l)
+{
+	phdr_foreach(copy_seg, l);
+}
+
+void agent_segs_free(struct agent_segs *l)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		arena_free(&agent_arena, (void *)l->v[i].path);
@@ -178,7 +176,7 @@ static void keep_segment(struct phdr_segment *g, uint32_t gen)
 }
 
 /* The segments of before that are gone now become kept segments. */
-static void record_unloads(struct seglist *before)
+static void record_unloads(struct agent_segs *before)
 {
 	uintptr_t(*ranges)[2];
 	size_t n_gone = 0, k = 0;
@@ -230,7 +228,7 @@ static void record_unloads(struct seglist *before)
  */
 PALLOC_EXPORT int dlclose(void *handle)
 {
-	struct seglist before = {0};
+	struct agent_segs before = {0};
 	int rc, saved;
 
 	if (!real_dlclose)
@@ -241,7 +239,7 @@ PALLOC_EXPORT int dlclose(void *handle)
 	    agent_tls.guard || !agent_cfg.rate)
 		return real_dlclose(handle);
 	agent_guard_enter();
-	phdr_foreach(copy_seg, &before);
+	agent_segs_copy(&before);
 	agent_guard_leave();
 	rc = real_dlclose(handle);
 	saved = errno;
@@ -252,7 +250,7 @@ PALLOC_EXPORT int dlclose(void *handle)
 	modtab_child_end();
 	if (!before.err)
 		record_unloads(&before);
-	seglist_free(&before);
+	agent_segs_free(&before);
 	/* Objects the destructors loaded meanwhile. */
 	record_modules_check();
 	agent_guard_leave();

@@ -320,7 +320,7 @@ __attribute__((noinline)) void *alloc_slow(void *p, size_t n)
 		sample(t, p, n);
 		t->sample_left = sampler_interval(&t->rng, agent_cfg.rate);
 		thread_sync(t);
-		record_slow_point();
+		record_slow_point(t->samples);
 		goto out;
 	}
 	if (n < t->left) {
@@ -331,7 +331,7 @@ __attribute__((noinline)) void *alloc_slow(void *p, size_t n)
 	sample(t, p, n);
 	count_bytes(t, n, sampler_interval(&t->rng, agent_cfg.rate));
 	thread_sync(t);
-	record_slow_point();
+	record_slow_point(t->samples);
 out:
 	t->guard--;
 	errno = saved;

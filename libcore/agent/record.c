@@ -5,13 +5,16 @@
 #include "ctlsock.h"
 #include "fmt.h"
 #include "msg.h"
+#include "num.h"
 #include "pattern.h"
 #include "phdr.h"
+#include "safefile.h"
 #include "smallfile.h"
 
 #include <fcntl.h>
 #include <link.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -53,14 +56,22 @@ static struct {
 	unsigned long long adds; /* dlpi_adds at the last look */
 	int64_t next_snapshot_ns;
 	struct agent_lock snapshot_lock; /* taken with trylock only */
+	/* from the environment at start (record_read_env) */
+	bool dir_set;
+	char dir[PATH_MAX];
+	uint8_t token[16];
 } rec;
 
-static void warn_once(const char *what)
+/* Say once that there is no record (none), or that it stops here. */
+static void warn_once(bool none, const char *what)
 {
 	if (rec.warned)
 		return;
 	rec.warned = true;
-	fmt_warn("warning: no record of this process kept: %s", what);
+	fmt_warn("warning: %s: %s",
+		 none ? "no record of this process kept"
+		      : "the record of this process stops here",
+		 what);
 }
 
 static int64_t realtime_ns(clockid_t clock)
@@ -96,7 +107,7 @@ void *record_at(uint64_t off)
 
 /* Give the file [off, off + len) on disk: a full file system answers
  * ENOSPC here instead of a SIGBUS at the first store. */
-static int file_reserve(int fd, uint64_t off, uint64_t len)
+static int file_reserve_now(int fd, uint64_t off, uint64_t len)
 {
 	static const char zeros[4096];
 
@@ -117,6 +128,20 @@ static int file_reserve(int fd, uint64_t off, uint64_t len)
 		len -= (uint64_t)w;
 	}
 	return 0;
+}
+
+/* file_reserve_now() past the file size limit: EFBIG, never SIGXFSZ. */
+static int file_reserve(int fd, uint64_t off, uint64_t len)
+{
+	struct safefile_xfsz x;
+	int rc, err;
+
+	safefile_xfsz_begin(&x);
+	rc = file_reserve_now(fd, off, len);
+	err = rc < 0 ? errno : 0;
+	safefile_xfsz_end(&x, err);
+	errno = err;
+	return rc;
 }
 
 /* Map the file (fd) over [mapped, to) of the range. */
@@ -174,17 +199,15 @@ static int grow(uint64_t need)
  */
 static int create_file(pid_t pid, int64_t start_ns)
 {
-	const char *env = getenv("PALLOC_RECORD_DIR");
 	char dir[PATH_MAX], name[64];
 	struct fmt_buf b;
 	struct stat st;
 	int dfd, fd;
 
-	if (env) {
-		if (!*env || strlen(env) >= sizeof(dir))
-			return msg_set(
-				"PALLOC_RECORD_DIR='%s': not a directory", env);
-		memcpy(dir, env, strlen(env) + 1);
+	if (rec.dir_set) {
+		if (!rec.dir[0])
+			return msg_set("PALLOC_RECORD_DIR: empty or too long");
+		memcpy(dir, rec.dir, sizeof(dir));
 	} else if (ctlsock_dir(dir, sizeof(dir)) < 0 ||
 		   ctlsock_prepare_dir(dir) < 0) {
 		return -1;
@@ -234,9 +257,11 @@ void *record_append(uint32_t type, size_t size, const void *body)
 		return NULL;
 	}
 	if (rec.used + total > rec.mapped && grow(rec.used + total) < 0) {
+		/* The entries so far stay; the rest is kept in the arena. */
+		msg_set_errno(errno, "cannot grow '%s'", rec.path);
 		rec.full = true;
 		agent_unlock(&agent_rec_lock);
-		warn_once("the record is full");
+		warn_once(false, msg_last());
 		return NULL;
 	}
 	e = (struct record_entry *)(rec.base + rec.used);
@@ -413,59 +438,9 @@ static int init_visit(const struct phdr_segment *seg, void *arg PALLOC_UNUSED)
 	return 0;
 }
 
-/* The segments loaded now, copied (the loader's lock is not held while
- * the list is compared and appended). */
-struct segcopy {
-	struct phdr_segment *v;
-	size_t n, cap;
-	bool err;
-};
-
-static char *dup_str(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *d = arena_alloc(&agent_arena, n);
-
-	if (d)
-		memcpy(d, s, n);
-	return d;
-}
-
-static int copy_visit(const struct phdr_segment *seg, void *arg)
-{
-	struct segcopy *l = arg;
-	struct phdr_segment c = *seg;
-
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct phdr_segment *v =
-			arena_alloc(&agent_arena, cap * sizeof(*v));
-
-		if (!v) {
-			l->err = true;
-			return 1;
-		}
-		if (l->v)
-			memcpy(v, l->v, l->n * sizeof(*v));
-		arena_free(&agent_arena, l->v);
-		l->v = v;
-		l->cap = cap;
-	}
-	c.path = dup_str(seg->path);
-	c.build_id = dup_str(seg->build_id);
-	if (!c.path || !c.build_id) {
-		arena_free(&agent_arena, (void *)c.path);
-		arena_free(&agent_arena, (void *)c.build_id);
-		l->err = true;
-		return 1;
-	}
-	l->v[l->n++] = c;
-	return 0;
-}
-
 void record_modules_check(void)
 {
-	struct segcopy l = {0};
+	struct agent_segs l = {0};
 	unsigned long long adds;
 
 	if (!rec.base || rec.full)
@@ -473,7 +448,7 @@ void record_modules_check(void)
 	adds = loader_adds();
 	if (adds == __atomic_load_n(&rec.adds, __ATOMIC_RELAXED))
 		return;
-	phdr_foreach(copy_visit, &l);
+	agent_segs_copy(&l);
 	if (!l.err) {
 		agent_lock(&agent_mod_lock);
 		for (size_t i = 0; i < l.n; i++)
@@ -484,11 +459,7 @@ void record_modules_check(void)
 		__atomic_store_n(&rec.adds, adds, __ATOMIC_RELAXED);
 		agent_unlock(&agent_mod_lock);
 	}
-	for (size_t i = 0; i < l.n; i++) {
-		arena_free(&agent_arena, (void *)l.v[i].path);
-		arena_free(&agent_arena, (void *)l.v[i].build_id);
-	}
-	arena_free(&agent_arena, l.v);
+	agent_segs_free(&l);
 }
 
 void record_module_unloaded(uintptr_t start, uintptr_t limit, uint64_t offset,
@@ -531,39 +502,18 @@ static uint64_t start_ticks(void)
 	return v;
 }
 
-static int hex_digit(char c)
+void record_read_env(void)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+	const char *v = getenv("PALLOC_RECORD_DIR");
 
-/* PALLOC_RUN_TOKEN: 32 hex digits into token[16] (else left zero). */
-static void read_token(uint8_t token[16])
-{
-	const char *v = getenv("PALLOC_RUN_TOKEN");
-
-	if (!v)
-		return;
-	if (strlen(v) != 32) {
-		fmt_warn("PALLOC_RUN_TOKEN=%s: expected 32 hex digits", v);
-		return;
+	if (v) {
+		rec.dir_set = true;
+		if (strlen(v) < sizeof(rec.dir))
+			memcpy(rec.dir, v, strlen(v) + 1);
 	}
-	for (int i = 0; i < 16; i++) {
-		int hi = hex_digit(v[2 * i]), lo = hex_digit(v[2 * i + 1]);
-
-		if (hi < 0 || lo < 0) {
-			memset(token, 0, 16);
-			fmt_warn("PALLOC_RUN_TOKEN=%s: expected 32 hex digits",
-				 v);
-			return;
-		}
-		token[i] = (uint8_t)(hi << 4 | lo);
-	}
+	v = getenv("PALLOC_RUN_TOKEN");
+	if (v && num_parse_hex_bytes(v, rec.token, sizeof(rec.token)) < 0)
+		fmt_warn("PALLOC_RUN_TOKEN=%s: %s; ignored", v, msg_last());
 }
 
 /* Copy s into dst[cap], cut, NUL-terminated. */
@@ -597,7 +547,7 @@ void record_init(const char *cmdline, int64_t start_ns)
 
 	fd = create_file(getpid(), start_ns);
 	if (fd < 0) {
-		warn_once(msg_last());
+		warn_once(true, msg_last());
 		return;
 	}
 	p = mmap(NULL, RESERVE, PROT_NONE,
@@ -607,7 +557,7 @@ void record_init(const char *cmdline, int64_t start_ns)
 		close(fd);
 		unlink(rec.path);
 		msg_set_errno(err, "cannot reserve its address range");
-		warn_once(msg_last());
+		warn_once(true, msg_last());
 		return;
 	}
 	rec.base = p;
@@ -618,7 +568,7 @@ void record_init(const char *cmdline, int64_t start_ns)
 		unlink(rec.path);
 		munmap(rec.base, RESERVE);
 		rec.base = NULL;
-		warn_once(msg_last());
+		warn_once(true, msg_last());
 		return;
 	}
 	close(fd);
@@ -630,7 +580,7 @@ void record_init(const char *cmdline, int64_t start_ns)
 	h->header_size = sizeof(*h);
 	h->size = RECORD_DATA;
 	fill_identity(h, getpid(), start_ns);
-	read_token(h->token);
+	memcpy(h->token, rec.token, sizeof(h->token));
 	h->rate = agent_cfg.rate;
 	h->seed = agent_cfg.seed;
 	h->max_depth = agent_cfg.max_depth;
@@ -655,34 +605,57 @@ void record_init(const char *cmdline, int64_t start_ns)
 
 /* ---- fork ---- */
 
-/* Make the range a private copy of what it holds (anonymous memory at
- * the same place): nothing written after reaches the parent's file. */
-static void detach_private(void)
+/* The file's pages over the range, copied on write (MAP_PRIVATE): no
+ * copy now. 0 or -1. */
+static int map_file_private(void)
+{
+	struct stat st;
+	void *p = MAP_FAILED;
+	int fd = open(rec.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_dev == rec.dev && st.st_ino == rec.ino &&
+	    (uint64_t)st.st_size >= rec.mapped)
+		p = mmap(rec.base, rec.mapped, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_FIXED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? -1 : 0;
+}
+
+/* An anonymous copy of what the range holds, at the same place. 0 or
+ * -1. */
+static int copy_anon(void)
 {
 	void *tmp, *p;
-	int fd;
 
 	tmp = mmap(NULL, rec.used, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (tmp != MAP_FAILED) {
-		memcpy(tmp, rec.base, rec.used);
-		p = mmap(rec.base, rec.mapped, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-		if (p != MAP_FAILED)
-			memcpy(rec.base, tmp, rec.used);
-		munmap(tmp, rec.used);
-		if (p != MAP_FAILED)
-			goto done;
-	}
-	/* No memory for a copy: the file's pages, copied on write. */
-	fd = open(rec.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0) {
-		p = mmap(rec.base, rec.mapped, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_FIXED, fd, 0);
-		(void)p;
-		close(fd);
-	}
-done:
+	if (tmp == MAP_FAILED)
+		return -1;
+	memcpy(tmp, rec.base, rec.used);
+	p = mmap(rec.base, rec.mapped, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (p != MAP_FAILED)
+		memcpy(rec.base, tmp, rec.used);
+	munmap(tmp, rec.used);
+	return p == MAP_FAILED ? -1 : 0;
+}
+
+/*
+ * Make the range private: nothing written after reaches the parent's
+ * file. exact: the child goes on profiling with what the range holds now
+ * (its own file could not be made): an anonymous copy, whose cost is the
+ * bytes used. Otherwise (a child that does not profile: it only must not
+ * write the file, what it reads there matters to nobody) the file's pages
+ * copied on write, which costs no copy: a fork from a signal handler
+ * stays as quick as without the record.
+ */
+static void detach_private(bool exact)
+{
+	if ((exact || map_file_private() < 0) && copy_anon() < 0)
+		map_file_private();
 	rec.file = false;
 	rec.full = true;
 }
@@ -699,6 +672,7 @@ static int fork_own_file(pid_t pid, int64_t start_ns)
 		return -1;
 	if (file_reserve(fd, 0, rec.mapped) < 0)
 		goto fail;
+	/* Within the size just reserved: no file size limit to pass. */
 	while (off < rec.used) {
 		ssize_t w =
 			pwrite(fd, rec.base + off, rec.used - off, (off_t)off);
@@ -732,11 +706,11 @@ void record_after_fork_child(void)
 		return;
 	if (agent_mode != AGENT_ON) {
 		/* A child that does not profile: out of the file. */
-		detach_private();
+		detach_private(false);
 		return;
 	}
 	if (fork_own_file(getpid(), start_ns) < 0) {
-		detach_private();
+		detach_private(true);
 		fmt_warn("warning: no record of this fork child kept: %s",
 			 msg_last());
 	}
@@ -769,10 +743,19 @@ void record_allocator_snapshot(void)
 	struct allocstats_comparable c;
 	enum allocstats_kind kind;
 	char *text = NULL;
+	sigset_t all, old;
 	uint32_t seq;
 
 	if (!rec.base || !agent_trylock(&rec.snapshot_lock))
 		return;
+	/* The calls below allocate (fmemopen, jemalloc's mallctl): the
+	 * agent's own, expected, not reentries. And they walk the heap: a
+	 * signal handler that allocates must not change it meanwhile (a
+	 * single-threaded glibc takes no lock in malloc), so signals wait
+	 * until the figures are taken. */
+	agent_guard_enter();
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	if (!a->text) {
 		text = record_append(RECORD_TEXT, RECORD_TEXT_MAX, NULL);
 		if (text) {
@@ -820,13 +803,21 @@ void record_allocator_snapshot(void)
 	}
 	a->time_unix_ns = realtime_ns(CLOCK_REALTIME);
 	__atomic_store_n(&a->seq, seq + 2, __ATOMIC_RELEASE);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	agent_guard_leave();
 	agent_unlock(&rec.snapshot_lock);
 }
 
-void record_slow_point(void)
+void record_slow_point(uint64_t samples)
 {
 	struct record_header *h = agent_hdr;
-	int64_t now = realtime_ns(CLOCK_REALTIME_COARSE);
+	int64_t now;
+
+	/* Below 4 KiB nearly every allocation comes here: the clock (some
+	 * 35 instructions) is read at every 16th sample only. */
+	if (agent_cfg.rate < 4096 && samples % 16)
+		return;
+	now = realtime_ns(CLOCK_REALTIME_COARSE);
 
 	/* Stored only when the coarse clock moved: a line read by every
 	 * thread, written a few hundred times a second at most. */

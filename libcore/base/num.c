@@ -139,3 +139,27 @@ int num_parse_percents(const char *s, unsigned out[NUM_PERCENTS_MAX], size_t *n)
 	}
 	return 0;
 }
+
+int num_hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int num_parse_hex_bytes(const char *s, uint8_t *out, size_t n)
+{
+	if (strlen(s) != 2 * n)
+		return msg_set("expected %zu hex digits", 2 * n);
+	for (size_t i = 0; i < 2 * n; i++)
+		if (num_hex_digit((unsigned char)s[i]) < 0)
+			return msg_set("expected %zu hex digits", 2 * n);
+	for (size_t i = 0; i < n; i++)
+		out[i] = (uint8_t)(num_hex_digit((unsigned char)s[2 * i]) << 4 |
+				   num_hex_digit((unsigned char)s[2 * i + 1]));
+	return 0;
+}

@@ -35,4 +35,14 @@ int num_parse_seconds(const char *s, uint64_t *ns);
 int num_parse_percents(const char *s, unsigned out[NUM_PERCENTS_MAX],
 		       size_t *n);
 
+/* The value of the hex digit c (0-9, a-f, A-F), or -1. */
+int num_hex_digit(int c);
+
+/*
+ * Parse exactly 2 * n hex digits (either case, nothing else) into
+ * out[0..n). Returns 0, or -1 with msg_set() saying why (out then
+ * unchanged). Thread-safe; does not allocate.
+ */
+int num_parse_hex_bytes(const char *s, uint8_t *out, size_t n);
+
 #endif /* PALLOC_NUM_H */

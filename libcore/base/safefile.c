@@ -202,18 +202,43 @@ int safefile_open(struct safefile *sf, const char *path, mode_t mode)
 	return 0;
 }
 
-int safefile_write(struct safefile *sf, const void *buf, size_t len)
+void safefile_xfsz_begin(struct safefile_xfsz *x)
 {
-	const char *p = buf;
-	sigset_t xfsz, old, pending;
-	bool was_pending;
-	int err = 0;
+	sigset_t xfsz, pending;
 
 	sigemptyset(&xfsz);
 	sigaddset(&xfsz, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-	was_pending = sigpending(&pending) == 0 &&
-		      sigismember(&pending, SIGXFSZ) == 1;
+	pthread_sigmask(SIG_BLOCK, &xfsz, &x->old);
+	x->was_pending = sigpending(&pending) == 0 &&
+			 sigismember(&pending, SIGXFSZ) == 1;
+}
+
+void safefile_xfsz_end(struct safefile_xfsz *x, int err)
+{
+	/*
+	 * The kernel sends SIGXFSZ to this thread with the EFBIG; blocked,
+	 * it waits in the thread's pending set: take it back, unless one was
+	 * pending before (the program's own, left alone).
+	 */
+	if (err == EFBIG && !x->was_pending) {
+		struct timespec zero = {0, 0};
+		sigset_t xfsz;
+
+		sigemptyset(&xfsz);
+		sigaddset(&xfsz, SIGXFSZ);
+		while (sigtimedwait(&xfsz, NULL, &zero) < 0 && errno == EINTR)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &x->old, NULL);
+}
+
+int safefile_write(struct safefile *sf, const void *buf, size_t len)
+{
+	const char *p = buf;
+	struct safefile_xfsz x;
+	int err = 0;
+
+	safefile_xfsz_begin(&x);
 	while (len) {
 		ssize_t n = write(sf->fd, p, len);
 
@@ -226,18 +251,7 @@ int safefile_write(struct safefile *sf, const void *buf, size_t len)
 		p += n;
 		len -= (size_t)n;
 	}
-	/*
-	 * The kernel sends SIGXFSZ to this thread with the EFBIG; blocked,
-	 * it waits in the thread's pending set: take it back, unless one was
-	 * pending before (the program's own, left alone).
-	 */
-	if (err == EFBIG && !was_pending) {
-		struct timespec zero = {0, 0};
-
-		while (sigtimedwait(&xfsz, NULL, &zero) < 0 && errno == EINTR)
-			;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	safefile_xfsz_end(&x, err);
 	if (!err)
 		return 0;
 	errno = err;

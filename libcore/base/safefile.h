@@ -6,6 +6,7 @@
 #include "common.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 /*
@@ -61,6 +62,19 @@ int safefile_open(struct safefile *sf, const char *path, mode_t mode);
 /* Write all of buf (EINTR and short writes retried; EFBIG, never
  * SIGXFSZ). 0 or -1. */
 int safefile_write(struct safefile *sf, const void *buf, size_t len);
+
+/*
+ * Around any write that may pass the file size limit: SIGXFSZ blocked in
+ * the calling thread (begin), then the one a write raised with EFBIG
+ * taken back, unless one was pending before, and the mask restored (end;
+ * err: the write's errno, or 0). safefile_write() does this itself.
+ */
+struct safefile_xfsz {
+	sigset_t old;
+	bool was_pending;
+};
+void safefile_xfsz_begin(struct safefile_xfsz *x);
+void safefile_xfsz_end(struct safefile_xfsz *x, int err);
 
 /*
  * Give the temporary its final name (replacing a regular file there) and

@@ -3,23 +3,13 @@
 #include "common.h"
 #include "http.h"
 #include "msg.h"
+#include "num.h"
 
 #include <limits.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /*
  * Percent-decode src[0, n) into out (outsz bytes with the NUL). With
@@ -39,8 +29,8 @@ static int pct_decode(const char *src, size_t n, char *out, size_t outsz,
 
 			if (i + 2 >= n)
 				return -1;
-			hi = hexval((unsigned char)src[i + 1]);
-			lo = hexval((unsigned char)src[i + 2]);
+			hi = num_hex_digit((unsigned char)src[i + 1]);
+			lo = num_hex_digit((unsigned char)src[i + 2]);
 			if (hi < 0 || lo < 0)
 				return -1;
 			c = hi * 16 + lo;

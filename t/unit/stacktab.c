@@ -245,6 +245,59 @@ static void test_recs(const struct pprof_allocator *hooks)
 	stacktab_destroy(&tt);
 }
 
+/* ext_stack for test_ext: copies into buf while there is room (2
+ * stacks), then refuses. */
+static unsigned char ext_buf[2][sizeof(struct record_stack) + 8 * 8]
+	__attribute__((aligned(16)));
+static int ext_n;
+
+static int ext_copy(void *ctx, const struct record_stack *s, size_t size,
+		    struct record_stack **copy)
+{
+	(void)ctx;
+	if (ext_n == 2 || size > sizeof(ext_buf[0]))
+		return -1;
+	memcpy(ext_buf[ext_n], s, size);
+	*copy = (struct record_stack *)(void *)ext_buf[ext_n++];
+	return 0;
+}
+
+/* New stacks go to ext_stack while it gives them, in id order, complete
+ * when it sees them; after its first refusal, to the allocator for good
+ * (a prefix); destroy frees only the allocator's. */
+static void test_ext(const struct pprof_allocator *hooks)
+{
+	static struct stacktab tt;
+	uintptr_t pcs[3] = {0x10, 0x20, 0x30};
+	struct record_stack *s[4];
+
+	stacktab_init(&tt, hooks, 0);
+	tt.ext_stack = ext_copy;
+	for (int i = 0; i < 3; i++) {
+		pcs[0] = 0x10 + (uintptr_t)i;
+		s[i] = stacktab_intern(&tt, pcs, 3, pad("x"));
+	}
+	tap_ok(s[0] == (void *)ext_buf[0] && s[1] == (void *)ext_buf[1] &&
+		       s[2] && s[2] != (void *)ext_buf[0] &&
+		       s[2] != (void *)ext_buf[1],
+	       "ext gives the first stacks, the allocator the next");
+	tap_ok(s[0]->id == 1 && s[1]->id == 2 && s[1]->depth == 3 &&
+		       s[1]->pcs[0] == 0x11 && s[1]->pcs[2] == 0x30 &&
+		       memcmp(s[1]->thread, pad("x"), 16) == 0 &&
+		       tt.n_ext == 2 && !tt.ext_stack,
+	       "ext's copies are complete, in id order; ext dropped after a "
+	       "refusal");
+	ext_n = 0; /* room again: not asked any more */
+	pcs[0] = 0x99;
+	s[3] = stacktab_intern(&tt, pcs, 3, pad("x"));
+	tap_ok(s[3] && s[3]->id == 4 && ext_n == 0,
+	       "after a refusal ext stays unused (the prefix)");
+	tap_ok(stacktab_intern(&tt, pcs, 3, pad("x")) == s[3] &&
+		       stacktab_get(&tt, 1) == s[0],
+	       "ext's stacks are found again");
+	stacktab_destroy(&tt);
+}
+
 int main(void)
 {
 	static const struct pprof_allocator hooks = {a_alloc, a_free, NULL};
@@ -353,5 +406,6 @@ int main(void)
 	test_peak();
 	test_threads(&hooks);
 	test_recs(&hooks);
+	test_ext(&hooks);
 	return tap_done();
 }
