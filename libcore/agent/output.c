@@ -6,6 +6,7 @@
 #include "fmt.h"
 #include "msg.h"
 #include "pattern.h"
+#include "pprof_pack.h"
 #include "safefile.h"
 #include "smallfile.h"
 
@@ -194,7 +195,7 @@ int agent_output_write(const struct pprof_profile *p, long pid,
 	int rc, err;
 	bool pattern = !path;
 
-	if (pprof_encode(p, true, &buf, &len) < 0) {
+	if (pprof_pack(p, true, &buf, &len) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}
@@ -202,7 +203,7 @@ int agent_output_write(const struct pprof_profile *p, long pid,
 		rc = deliver(buf, len, seq, written, cap);
 		if (rc >= 0) {
 			err = errno;
-			pprof_free_buffer(p, buf);
+			pprof_pack_free(p, buf);
 			errno = err;
 			return rc ? -1 : 0;
 		}
@@ -210,7 +211,7 @@ int agent_output_write(const struct pprof_profile *p, long pid,
 	if (pattern) {
 		if (pattern_expand(name, sizeof(name), agent_cfg.output, pid,
 				   exe_name, seq, (long long)time(NULL)) < 0) {
-			pprof_free_buffer(p, buf);
+			pprof_pack_free(p, buf);
 			errno = ENAMETOOLONG;
 			return msg_set_errno(errno, "cannot name the profile");
 		}
@@ -222,7 +223,7 @@ int agent_output_write(const struct pprof_profile *p, long pid,
 	}
 	rc = safefile_write_file(path, profile_mode, buf, len, &st);
 	err = errno;
-	pprof_free_buffer(p, buf);
+	pprof_pack_free(p, buf);
 	if (pattern && collect[0] && rc <= 0)
 		announce(seq, path, rc < 0 ? err : 0, &st);
 	errno = err;

@@ -4,43 +4,12 @@
 #include "msg.h"
 #include "pprof.h"
 #include "pprof_broken.h"
+#include "pprof_test.h"
 #include "tap.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 #include <zlib.h>
-
-/* An allocator that counts, and fails the Nth call when asked to. */
-struct counting {
-	size_t allocs, frees, fail_at;
-};
-
-static void *counting_alloc(void *ctx, size_t size)
-{
-	struct counting *c = ctx;
-
-	if (c->fail_at && c->allocs + 1 == c->fail_at) {
-		c->fail_at = 0;
-		return NULL;
-	}
-	c->allocs++;
-	return malloc(size);
-}
-
-static void counting_free(void *ctx, void *ptr)
-{
-	struct counting *c = ctx;
-
-	c->frees++;
-	free(ptr);
-}
-
-static const struct pprof_value_type types[4] = {
-	{"alloc_objects", "count"},
-	{"alloc_space", "bytes"},
-	{"inuse_objects", "count"},
-	{"inuse_space", "bytes"},
-};
 
 /* A small symbolized profile: main -> f -> g (g inlined into f). */
 static int build(struct pprof_profile *p)
@@ -87,104 +56,6 @@ static int build(struct pprof_profile *p)
 	stack[1] = lfg;
 	stack[2] = lmain;
 	return pprof_add_sample(p, stack, 3, v2, NULL, 0);
-}
-
-static bool same_str(const char *a, const char *b)
-{
-	return strcmp(a ? a : "", b ? b : "") == 0;
-}
-
-/* Deep comparison; prints the first difference as a TAP comment. */
-static bool same_profile(const struct pprof_profile *a,
-			 const struct pprof_profile *b)
-{
-	size_t i, j;
-
-#define DIFF(what)                                                             \
-	do {                                                                   \
-		printf("# profiles differ: %s\n", what);                       \
-		return false;                                                  \
-	} while (0)
-	if (a->n_sample_types != b->n_sample_types)
-		DIFF("n_sample_types");
-	for (i = 0; i < a->n_sample_types; i++)
-		if (!same_str(a->sample_types[i].type,
-			      b->sample_types[i].type) ||
-		    !same_str(a->sample_types[i].unit, b->sample_types[i].unit))
-			DIFF("sample type");
-	if (a->n_samples != b->n_samples)
-		DIFF("n_samples");
-	for (i = 0; i < a->n_samples; i++) {
-		const struct pprof_sample *x = &a->samples[i],
-					  *y = &b->samples[i];
-
-		if (x->n_locations != y->n_locations ||
-		    x->n_labels != y->n_labels)
-			DIFF("sample shape");
-		if (memcmp(x->location_ids, y->location_ids,
-			   x->n_locations * sizeof(uint64_t)) ||
-		    memcmp(x->values, y->values,
-			   a->n_sample_types * sizeof(int64_t)))
-			DIFF("sample stack or values");
-		for (j = 0; j < x->n_labels; j++)
-			if (!same_str(x->labels[j].key, y->labels[j].key) ||
-			    !same_str(x->labels[j].str, y->labels[j].str) ||
-			    x->labels[j].num != y->labels[j].num ||
-			    !same_str(x->labels[j].num_unit,
-				      y->labels[j].num_unit))
-				DIFF("label");
-	}
-	if (a->n_mappings != b->n_mappings)
-		DIFF("n_mappings");
-	for (i = 0; i < a->n_mappings; i++) {
-		const struct pprof_mapping *x = &a->mappings[i],
-					   *y = &b->mappings[i];
-
-		if (x->id != y->id || x->start != y->start ||
-		    x->limit != y->limit || x->offset != y->offset ||
-		    !same_str(x->file, y->file) ||
-		    !same_str(x->build_id, y->build_id) ||
-		    x->has_functions != y->has_functions ||
-		    x->has_inline_frames != y->has_inline_frames)
-			DIFF("mapping");
-	}
-	if (a->n_locations != b->n_locations)
-		DIFF("n_locations");
-	for (i = 0; i < a->n_locations; i++) {
-		const struct pprof_location *x = &a->locations[i],
-					    *y = &b->locations[i];
-
-		if (x->id != y->id || x->mapping_id != y->mapping_id ||
-		    x->address != y->address || x->n_lines != y->n_lines ||
-		    (x->n_lines && memcmp(x->lines, y->lines,
-					  x->n_lines * sizeof(*x->lines))))
-			DIFF("location");
-	}
-	if (a->n_functions != b->n_functions)
-		DIFF("n_functions");
-	for (i = 0; i < a->n_functions; i++) {
-		const struct pprof_function *x = &a->functions[i],
-					    *y = &b->functions[i];
-
-		if (x->id != y->id || !same_str(x->name, y->name) ||
-		    !same_str(x->system_name, y->system_name) ||
-		    !same_str(x->file, y->file) ||
-		    x->start_line != y->start_line)
-			DIFF("function");
-	}
-	if (a->n_comments != b->n_comments)
-		DIFF("n_comments");
-	for (i = 0; i < a->n_comments; i++)
-		if (!same_str(a->comments[i], b->comments[i]))
-			DIFF("comment");
-	if (a->period != b->period || a->time_nanos != b->time_nanos ||
-	    a->duration_nanos != b->duration_nanos ||
-	    !same_str(a->period_type.type, b->period_type.type) ||
-	    !same_str(a->period_type.unit, b->period_type.unit) ||
-	    !same_str(a->default_sample_type, b->default_sample_type))
-		DIFF("header");
-#undef DIFF
-	return true;
 }
 
 static void test_model(void)
