@@ -107,11 +107,13 @@ static int make_dir(struct runrec *r)
 		}
 		if (!root)
 			return 0;
-		/* Any user may create a file; none may list the directory
-		 * or remove another's file. */
+		/* Any user may create a file, none remove or replace
+		 * another's (sticky). 1733 would hide the names too, but the
+		 * agent opens the directory O_RDONLY (agent/record.c), which
+		 * needs read permission. */
 		fd = open(r->dir,
 			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 || fchmod(fd, 01733) < 0) {
+		if (fd < 0 || fchmod(fd, 01777) < 0) {
 			int err = errno;
 
 			if (fd >= 0)
@@ -494,13 +496,17 @@ void runrec_stop(struct runrec *r)
 	r->running = false;
 }
 
-/* Did another record of the same process (pid and start time in ticks:
- * exec keeps both) start later? Then l's image exec'd. */
-static bool superseded(const struct runrec *r, const struct record_listing *v,
-		       size_t n, const struct record_listing *l)
+/*
+ * Did another record of the same process (pid and start time in ticks:
+ * exec keeps both) start later? Then l's image exec'd. That record need
+ * not carry the token (the program may have exec'd with another
+ * environment); one planted by another user can only cost l its profile.
+ */
+static bool superseded(const struct record_listing *v, size_t n,
+		       const struct record_listing *l)
 {
 	for (size_t i = 0; i < n; i++)
-		if (&v[i] != l && ours(r, &v[i]) && v[i].pid == l->pid &&
+		if (&v[i] != l && v[i].valid && v[i].pid == l->pid &&
 		    v[i].header.start_ticks == l->header.start_ticks &&
 		    v[i].start_ns > l->start_ns)
 			return true;
@@ -528,7 +534,7 @@ size_t runrec_finish(struct runrec *r, runrec_status_fn status_fn, void *ctx,
 		int status;
 
 		if (!ours(r, &l[i]) || l[i].life != RECORD_LIFE_KILLED ||
-		    superseded(r, l, n, &l[i]))
+		    superseded(l, n, &l[i]))
 			continue;
 		status = status_fn ? status_fn(ctx, l[i].pid) : -1;
 		if (status >= 0 && WIFEXITED(status))

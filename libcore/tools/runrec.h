@@ -26,11 +26,12 @@
  * The directory: "palloc-run.<32 hex digits>" (128 random bits) in
  * $XDG_RUNTIME_DIR (a directory of the user's), else /tmp; mode 0700.
  * Run as root, the program may drop privileges (a daemon, su, sudo -u):
- * then in /tmp, mode 1733, so that a process of any user can create its
- * record there (the agent creates "PID.START.rec" 0600, O_EXCL), cannot
- * list the directory nor remove or replace another user's file (sticky);
- * records planted there by others do not carry the token. runrec_free()
- * removes it and everything in it (never following a symbolic link).
+ * then in /tmp, mode 1777 (as /tmp itself), so that a process of any user
+ * can create its record there (the agent creates "PID.START.rec" 0600,
+ * O_EXCL), and cannot remove or replace another user's file (sticky);
+ * records planted there by others do not carry the token (and a record is
+ * read from a copy, checked in full). runrec_free() removes the directory
+ * and everything in it (never following a symbolic link).
  *
  * Not async-signal-safe (malloc, stdio on /proc, a thread). Errors: NULL
  * or -1 with msg_set().
