@@ -8,6 +8,7 @@
 #include "record_profile.h"
 #include "record_read.h"
 #include "runrec.h"
+#include "smallfile.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -20,8 +21,13 @@
 #include <time.h>
 #include <unistd.h>
 
-/* How often the watcher reads the directory (and the cgroups). */
+/* How often the watcher reads the directory (and the cgroups), and how
+ * often the usage of a cgroup near a threshold (NEAR_TENTHS below it). */
 #define TICK_MS 100
+#define NEAR_TICK_MS 10
+#define NEAR_TENTHS 150
+/* How often a cgroup without a limit is looked up again. */
+#define CGROUP_AGAIN_MS 1000
 /* A peak profile when the peak is at least 17/16 of the last one, at
  * most once a second (as the agent did). */
 #define PEAK_EVERY_MS 1000
@@ -38,6 +44,17 @@ struct watched {
 	unsigned crossed;   /* bit i: dump_at[i] crossed */
 	bool pressure_init; /* crossed set from the first reading */
 	bool seen;	    /* in the last listing */
+	bool live;	    /* its process runs, in the last listing */
+	/* what write_profile() needs between listings */
+	char path[PATH_MAX];
+	uid_t uid;
+	/* its memory cgroup: the usage file, the limit; near: within
+	 * NEAR_TENTHS of the next threshold */
+	char usage_file[PATH_MAX];
+	uint64_t limit;
+	unsigned version;
+	long long cgroup_ms; /* when to look the cgroup up (again) */
+	bool near;
 };
 
 struct runrec {
@@ -193,8 +210,8 @@ struct want {
  * and write it through collect_add(). 0, 1 when discarded (/dev/null),
  * or -1 with msg_set().
  */
-static int write_profile(struct runrec *r, const struct record_listing *l,
-			 struct want *wt)
+static int write_profile(struct runrec *r, const char *path, pid_t pid,
+			 uid_t uid, struct want *wt)
 {
 	struct record_profile_opts o = {0};
 	struct record_maps maps = {0};
@@ -206,7 +223,7 @@ static int write_profile(struct runrec *r, const struct record_listing *l,
 	char program[64];
 	int fd, rc = -1;
 
-	fd = record_open(l->path);
+	fd = record_open(path);
 	if (fd < 0)
 		return -1;
 	rc = record_copy(fd, &im);
@@ -218,8 +235,8 @@ static int write_profile(struct runrec *r, const struct record_listing *l,
 		goto out_image;
 	h = v.h;
 	if (memcmp(h->token, r->token, sizeof(r->token)) != 0 ||
-	    h->pid != l->pid) {
-		msg_set("record '%s': not of this run", l->path);
+	    h->pid != pid) {
+		msg_set("record '%s': not of this run", path);
 		goto out_view;
 	}
 	record_stats(&v, &st);
@@ -227,7 +244,7 @@ static int write_profile(struct runrec *r, const struct record_listing *l,
 	o.default_sample_type = wt->type;
 	if (wt->live) {
 		o.time_nanos = now_unix_ns();
-		if (record_maps_read(l->pid, &maps) == 0) {
+		if (record_maps_read(pid, &maps) == 0) {
 			o.unmapped = record_maps_unmapped;
 			o.unmapped_ctx = &maps;
 		}
@@ -247,7 +264,7 @@ static int write_profile(struct runrec *r, const struct record_listing *l,
 		goto out_maps;
 	}
 	pattern_sanitize(program, sizeof(program), st.exe, strlen(st.exe));
-	rc = collect_add(r->col, l->pid, l->uid, program,
+	rc = collect_add(r->col, pid, uid, program,
 			 st.title[0] ? st.title : st.cmdline, wt->seq, p, NULL,
 			 0);
 	pprof_free(p);
@@ -258,6 +275,12 @@ out_view:
 out_image:
 	record_image_free(&im);
 	return rc;
+}
+
+static int write_listed(struct runrec *r, const struct record_listing *l,
+			struct want *wt)
+{
+	return write_profile(r, l->path, l->pid, l->uid, wt);
 }
 
 /* The watcher's entry for l, made when new (NULL on ENOMEM). */
@@ -281,6 +304,8 @@ static struct watched *watched_of(struct runrec *r,
 	w->pid = l->pid;
 	w->start_ns = l->start_ns;
 	w->next_ms = now_ms() + (long long)(r->cfg.interval_ns / 1000000);
+	snprintf(w->path, sizeof(w->path), "%s", l->path);
+	w->uid = l->uid;
 	return w;
 }
 
@@ -306,34 +331,47 @@ static void warn_once(const struct runrec *r, bool *done, const char *what)
 }
 
 /*
- * Memory pressure: the usage of pid's memory cgroup in tenths of a
- * percent of its limit; fills *m for the comment. false when there is no
- * limit or the cgroup does not read.
+ * Memory pressure: the usage of w's memory cgroup in tenths of a percent
+ * of its limit into *m (for the comment). The cgroup is looked up once
+ * (cgroup.h; again every CGROUP_AGAIN_MS while it has no limit), then only
+ * its usage file is read. false when there is no limit or it does not
+ * read.
  */
-static bool pressure_read(pid_t pid, struct pprof_comment_pressure *m)
+static bool pressure_read(struct watched *w, struct pprof_comment_pressure *m)
 {
-	struct cgroup_mem cg;
-	bool ok = false;
-
 	memset(m, 0, sizeof(*m));
-	if (cgroup_read_pid(NULL, pid, &cg) < 0)
-		return false;
-	if (cg.usage.have && cg.limit.have && !cg.limit.unlimited &&
-	    cg.limit.bytes > 0) {
-		m->version = (unsigned)cg.version;
-		m->usage = cg.usage.bytes;
-		m->limit = cg.limit.bytes;
-		m->tenths = (uint64_t)((double)m->usage * 1000.0 /
-				       (double)m->limit);
-		ok = true;
+	if (!w->usage_file[0]) {
+		struct cgroup_mem cg;
+		long long now = now_ms();
+
+		if (now < w->cgroup_ms)
+			return false;
+		w->cgroup_ms = now + CGROUP_AGAIN_MS;
+		if (cgroup_read_pid(NULL, w->pid, &cg) < 0)
+			return false;
+		if (cg.dir && cg.limit.have && !cg.limit.unlimited &&
+		    cg.limit.bytes > 0) {
+			snprintf(w->usage_file, sizeof(w->usage_file), "%s/%s",
+				 cg.dir,
+				 cg.version == 2 ? "memory.current"
+						 : "memory.usage_in_bytes");
+			w->limit = cg.limit.bytes;
+			w->version = (unsigned)cg.version;
+		}
+		cgroup_mem_free(&cg);
+		if (!w->usage_file[0])
+			return false;
 	}
-	cgroup_mem_free(&cg);
-	return ok;
+	if (smallfile_u64(w->usage_file, &m->usage) < 0)
+		return false;
+	m->version = w->version;
+	m->limit = w->limit;
+	m->tenths = (uint64_t)((double)m->usage * 1000.0 / (double)m->limit);
+	return true;
 }
 
-/* The pressure profile of l, when its cgroup crossed a threshold. */
-static void pressure_check(struct runrec *r, const struct record_listing *l,
-			   struct watched *w, bool *warned)
+/* The pressure profile of w, when its cgroup crossed a threshold. */
+static void pressure_check(struct runrec *r, struct watched *w, bool *warned)
 {
 	struct pprof_comment_pressure m;
 	char seq[16], comment[512];
@@ -341,12 +379,17 @@ static void pressure_check(struct runrec *r, const struct record_listing *l,
 	struct timespec ts;
 	size_t top = SIZE_MAX;
 
-	if (!pressure_read(l->pid, &m))
+	w->near = false;
+	if (!pressure_read(w, &m))
 		return;
-	for (size_t i = 0; i < r->cfg.n_dump_at; i++)
-		if (m.tenths >= (uint64_t)r->cfg.dump_at[i] * 10 &&
-		    !(w->crossed & (1u << i)))
+	for (size_t i = 0; i < r->cfg.n_dump_at; i++) {
+		uint64_t at = (uint64_t)r->cfg.dump_at[i] * 10;
+
+		if (m.tenths >= at && !(w->crossed & (1u << i)))
 			top = i;
+		if (m.tenths < at && m.tenths + NEAR_TENTHS >= at)
+			w->near = true;
+	}
 	if (!w->pressure_init) {
 		/* Crossed before it was seen: counts as crossed (the
 		 * agent's rule). */
@@ -368,7 +411,7 @@ static void pressure_check(struct runrec *r, const struct record_listing *l,
 	pprof_comment_format_pressure(comment, sizeof(comment), &m);
 	wt.comment = comment;
 	snprintf(seq, sizeof(seq), "at%u", r->cfg.dump_at[top]);
-	if (write_profile(r, l, &wt) < 0) {
+	if (write_profile(r, w->path, w->pid, w->uid, &wt) < 0) {
 		char why[MSG_MAX + 64];
 
 		snprintf(why, sizeof(why), "pressure profile not written: %s",
@@ -395,14 +438,15 @@ static void watch_once(struct runrec *r, bool *warned)
 		if (!w)
 			break;
 		w->seen = true;
+		w->live = true;
 		if (r->cfg.n_dump_at)
-			pressure_check(r, &l[i], w, warned);
+			pressure_check(r, w, warned);
 		if (r->cfg.interval_ns && now >= w->next_ms) {
 			struct want wt = {.live = true};
 
 			w->next_ms =
 				now + (long long)(r->cfg.interval_ns / 1000000);
-			if (write_profile(r, &l[i], &wt) < 0) {
+			if (write_listed(r, &l[i], &wt) < 0) {
 				char why[MSG_MAX + 64];
 
 				snprintf(why, sizeof(why),
@@ -422,7 +466,7 @@ static void watch_once(struct runrec *r, bool *warned)
 			    (w->peak_bytes == 0 ||
 			     pk - w->peak_bytes >= w->peak_bytes / 16) &&
 			    pk > w->peak_bytes &&
-			    write_profile(r, &l[i], &wt) == 0) {
+			    write_listed(r, &l[i], &wt) == 0) {
 				w->peak_bytes = wt.peak_bytes;
 				w->peak_ms = now;
 			}
@@ -438,8 +482,10 @@ static void watch_once(struct runrec *r, bool *warned)
 				if (r->w[j].pid == l[i].pid &&
 				    r->w[j].start_ns == l[i].start_ns)
 					w = &r->w[j];
-			if (w)
+			if (w) {
 				w->seen = true;
+				w->live = w->near = false;
+			}
 		}
 	watched_prune(r);
 	free(l);
@@ -448,15 +494,27 @@ static void watch_once(struct runrec *r, bool *warned)
 static void *watch_main(void *arg)
 {
 	struct runrec *r = arg;
-	bool warned = false;
+	bool warned = false, near = false;
+	long long next = now_ms() + TICK_MS;
 
 	for (;;) {
 		struct pollfd pf = {.fd = r->wake[0], .events = POLLIN};
-		int rc = poll(&pf, 1, TICK_MS);
+		int rc = poll(&pf, 1, near ? NEAR_TICK_MS : TICK_MS);
 
 		if (rc > 0 || (rc < 0 && errno != EINTR))
 			break;
-		watch_once(r, &warned);
+		if (now_ms() >= next) {
+			next = now_ms() + TICK_MS;
+			watch_once(r, &warned);
+		} else {
+			/* Between listings: the cgroups near a threshold. */
+			for (size_t i = 0; i < r->nw; i++)
+				if (r->w[i].live && r->w[i].near)
+					pressure_check(r, &r->w[i], &warned);
+		}
+		near = false;
+		for (size_t i = 0; i < r->nw; i++)
+			near = near || (r->w[i].live && r->w[i].near);
 	}
 	return NULL;
 }
@@ -539,7 +597,7 @@ size_t runrec_finish(struct runrec *r, runrec_status_fn status_fn, void *ctx,
 		status = status_fn ? status_fn(ctx, l[i].pid) : -1;
 		if (status >= 0 && WIFEXITED(status))
 			continue; /* exec'd a program without the agent */
-		if (write_profile(r, &l[i], &wt) < 0) {
+		if (write_listed(r, &l[i], &wt) < 0) {
 			snprintf(line, sizeof(line),
 				 "no profile from the record of pid %d: %s",
 				 (int)l[i].pid, msg_last());
@@ -559,7 +617,7 @@ size_t runrec_finish(struct runrec *r, runrec_status_fn status_fn, void *ctx,
 					w = &r->w[j];
 			if (wt.peak_bytes > 0 &&
 			    (!w || wt.peak_bytes > w->peak_bytes) &&
-			    write_profile(r, &l[i], &pk) == 0)
+			    write_listed(r, &l[i], &pk) == 0)
 				written++;
 		}
 	}
