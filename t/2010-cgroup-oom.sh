@@ -77,27 +77,12 @@ rm -f p.*
 
 # ---- live: a child memory cgroup limited to 64 MiB ----
 
-find_memcg
-if [ "$version" = 2 ]; then
-	limit_file=memory.max
-else
-	limit_file=memory.limit_in_bytes
-fi
-child=$dir/palloc-oom-$$
-trap 'rmdir "$child" 2>/dev/null; cd /; rm -rf "$T"' EXIT
-if [ -z "$version" ] || ! mkdir "$child" 2>/dev/null ||
-	! echo 67108864 >"$child/$limit_file" 2>/dev/null; then
+if ! memcg_64m palloc-oom-$$; then
 	for i in 1 2 3 4 5 6 7 8 9; do
 		skip "no writable memory cgroup here (root and a memory controller needed)"
 	done
 	done_testing
 fi
-# v1 without swap accounting may swap instead of killing: no swap for it.
-for f in memory.swappiness=0 memory.memsw.limit_in_bytes=67108864 \
-	memory.swap.max=0; do
-	[ -e "$child/${f%=*}" ] && (echo "${f#*=}" >"$child/${f%=*}") 2>/dev/null
-done
-diag "cgroup v$version: $child"
 
 # oom_run N [OPTIONS...] [-- LEAKER ARGS]: palloc-run of the leaker in the
 # child cgroup; status in rc.N, stderr in err.N, profiles in run.N/.

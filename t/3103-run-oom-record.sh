@@ -14,24 +14,8 @@ need_pprof
 need palloc-run oom-leaker
 RUNS=${PALLOC_OOM_RUNS:-10}
 
-find_memcg
-if [ "$version" = 2 ]; then
-	limit_file=memory.max
-else
-	limit_file=memory.limit_in_bytes
-fi
-child=$dir/palloc-oomrec-$$
-trap 'rmdir "$child" 2>/dev/null; cd /; rm -rf "$T"' EXIT
-if [ -z "$version" ] || ! mkdir "$child" 2>/dev/null ||
-	! echo 67108864 >"$child/$limit_file" 2>/dev/null; then
+memcg_64m palloc-oomrec-$$ ||
 	skip_all "no writable memory cgroup here (root and a memory controller needed)"
-fi
-# v1 without swap accounting may swap instead of killing: no swap for it.
-for f in memory.swappiness=0 memory.memsw.limit_in_bytes=67108864 \
-	memory.swap.max=0; do
-	[ -e "$child/${f%=*}" ] && (echo "${f#*=}" >"$child/${f%=*}") 2>/dev/null
-done
-diag "cgroup v$version: $child"
 plan 5
 
 # oom_run N: palloc-run -r 1 of the leaker (2 MiB every 10 ms, counting)
