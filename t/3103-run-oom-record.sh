@@ -16,17 +16,18 @@ RUNS=${PALLOC_OOM_RUNS:-10}
 
 memcg_64m palloc-oomrec-$$ ||
 	skip_all "no writable memory cgroup here (root and a memory controller needed)"
-plan 5
+plan 6
 
-# oom_run N: palloc-run -r 1 of the leaker (2 MiB every 10 ms, counting)
-# in the child cgroup; status in rc.N, stderr in err.N, the leaker's
-# count in count.N, profiles in run.N/.
+# oom_run N [CGROUP [OPTION]]: palloc-run -r 1 of the leaker (2 MiB every
+# 10 ms, counting) in the child cgroup (or CGROUP), --dump-at 0 (or
+# OPTION); status in rc.N, stderr in err.N, the leaker's count in
+# count.N, profiles in run.N/.
 oom_run() {
 	mkdir -p "run.$1"
 	(cd "run.$1" && timeout_run 120 sh -c \
-		'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$child" \
-		palloc-run -r 1 --dump-at 0 oom-leaker 2 60 count) \
-		>"count.$1" 2>"err.$1"
+		'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh \
+		"${2:-$child}" palloc-run -r 1 "${3:---dump-at=0}" \
+		oom-leaker 2 60 count) >"count.$1" 2>"err.$1"
 	echo $? >"rc.$1"
 }
 
@@ -65,6 +66,21 @@ check "$line of $RUNS: palloc-run's OOM line names that profile, from the record
 	[ $line = "$RUNS" ]
 check "no warning that a profile is missing" \
 	sh -c '! grep -q "wrote no profile\|no profile from" err.*'
+
+# In a cgroup without a limit of its own below the 64 MiB one: palloc-run
+# watches the effective limit (the parent's), and writes at90 from the
+# record before the kill.
+if mkdir "$child/inner" 2>/dev/null; then
+	oom_run in "$child/inner" --dump-at=90
+	gzip -dc run.in/*.at90.pb.gz 2>/dev/null | tr -c '[:print:]' '\n' |
+		grep '^memory pressure: ' >in.comment
+	diag "$(cat in.comment)"
+	check "a child cgroup without a limit: at90 against the parent's 64 MiB" \
+		grep -q "of a limit of 67108864 bytes (\\(9[0-9]\\|100\\)\\.[0-9] % of the limit; threshold 90 %) at unix time [0-9.]*, from $child/memory\\.\\(current\\|usage_in_bytes\\)$" in.comment
+	rmdir "$child/inner" 2>/dev/null || { sleep 1; rmdir "$child/inner"; }
+else
+	skip "cannot make a cgroup below the child"
+fi
 
 rmdir "$child" 2>/dev/null || { sleep 1; rmdir "$child"; }
 check "the child cgroup is gone" [ ! -d "$child" ]

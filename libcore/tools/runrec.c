@@ -50,7 +50,7 @@ struct watched {
 	uid_t uid;
 	/* its memory cgroup: the usage file, the limit; near: within
 	 * NEAR_TENTHS of the next threshold */
-	char usage_file[PATH_MAX];
+	char usage_file[PATH_MAX + 32];
 	uint64_t limit;
 	unsigned version;
 	long long cgroup_ms; /* when to look the cgroup up (again) */
@@ -330,12 +330,51 @@ static void warn_once(const struct runrec *r, bool *done, const char *what)
 	r->cfg.warn(what);
 }
 
+/* v1's "no limit" (PAGE_COUNTER_MAX pages) and anything above. */
+#define UNLIMITED_MIN 0x7fffffffffff0000ull
+
+/*
+ * The effective limit of the memory cgroup at dir (version v): the
+ * smallest finite limit from dir up to its hierarchy's root (a parent's
+ * limit caps its children, as the agent's pressure.c had it), with the
+ * usage file of the cgroup holding it, whose limit the OOM killer
+ * enforces. false when none is finite.
+ */
+static bool effective_limit(struct watched *w, const char *dir, int v)
+{
+	const char *lim = v == 2 ? "memory.max" : "memory.limit_in_bytes";
+	const char *use = v == 2 ? "memory.current" : "memory.usage_in_bytes";
+	char d[PATH_MAX], f[PATH_MAX + 32];
+	uint64_t l;
+
+	snprintf(d, sizeof(d), "%s", dir);
+	w->limit = 0;
+	for (int depth = 0; depth < 64 && d[0]; depth++) {
+		char *slash;
+
+		snprintf(f, sizeof(f), "%s/%s", d, lim);
+		if (smallfile_u64(f, &l) < 0)
+			break; /* above the hierarchy's root */
+		if (l > 0 && l < UNLIMITED_MIN && (!w->limit || l < w->limit)) {
+			w->limit = l;
+			snprintf(w->usage_file, sizeof(w->usage_file), "%s/%s",
+				 d, use);
+		}
+		slash = strrchr(d, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+	}
+	w->version = (unsigned)v;
+	return w->limit != 0;
+}
+
 /*
  * Memory pressure: the usage of w's memory cgroup in tenths of a percent
- * of its limit into *m (for the comment). The cgroup is looked up once
- * (cgroup.h; again every CGROUP_AGAIN_MS while it has no limit), then only
- * its usage file is read. false when there is no limit or it does not
- * read.
+ * of its effective limit into *m (for the comment). The cgroup is looked
+ * up once (cgroup.h; again every CGROUP_AGAIN_MS while it has no limit),
+ * then only the usage file is read. false when there is no limit or it
+ * does not read.
  */
 static bool pressure_read(struct watched *w, struct pprof_comment_pressure *m)
 {
@@ -349,15 +388,8 @@ static bool pressure_read(struct watched *w, struct pprof_comment_pressure *m)
 		w->cgroup_ms = now + CGROUP_AGAIN_MS;
 		if (cgroup_read_pid(NULL, w->pid, &cg) < 0)
 			return false;
-		if (cg.dir && cg.limit.have && !cg.limit.unlimited &&
-		    cg.limit.bytes > 0) {
-			snprintf(w->usage_file, sizeof(w->usage_file), "%s/%s",
-				 cg.dir,
-				 cg.version == 2 ? "memory.current"
-						 : "memory.usage_in_bytes");
-			w->limit = cg.limit.bytes;
-			w->version = (unsigned)cg.version;
-		}
+		if (cg.dir && !effective_limit(w, cg.dir, cg.version))
+			w->usage_file[0] = '\0';
 		cgroup_mem_free(&cg);
 		if (!w->usage_file[0])
 			return false;
@@ -366,6 +398,7 @@ static bool pressure_read(struct watched *w, struct pprof_comment_pressure *m)
 		return false;
 	m->version = w->version;
 	m->limit = w->limit;
+	m->usage_file = w->usage_file;
 	m->tenths = (uint64_t)((double)m->usage * 1000.0 / (double)m->limit);
 	return true;
 }
