@@ -11,7 +11,7 @@ need_agent
 need_pprof
 need palloc-run alloc-exact
 
-plan 37
+plan 38
 
 # ---- SIGKILL at rate 1: the profile from the record is exact ----
 mkdir k && cd k || exit 99
@@ -103,6 +103,21 @@ else
 	skip "not root"
 	skip "not root"
 fi
+cd .. || exit 99
+
+# ---- an exited process whose agent delivered nothing ----
+# (No channel: its agent writes its own file, which palloc-run neither
+# knows nor reads; palloc-run writes the profile from the record.)
+mkdir x && cd x || exit 99
+palloc-run -r 1 -o "$PWD/x.%p.pb.gz" sh -c \
+	'exec env -u PALLOC_COLLECT PALLOC_OUTPUT=/dev/null alloc-exact basic' \
+	>truth.txt 2>err.txt
+f=$(one_profile 'x.*.pb.gz')
+raw_values "$f" v.txt
+check "exited without delivering: its profile from the record, exact" \
+	sh -c 'grep -q "^10 10010 6 6006 |" v.txt &&
+	grep -Eq "^palloc-run: wrote x\.[0-9]+\.pb\.gz: " err.txt'
+sed 's/^/# /' err.txt
 cd .. || exit 99
 
 # ---- an idle program gets its interval profiles ----

@@ -649,6 +649,18 @@ const struct collect_item *collect_items(const struct collect *c, size_t *n)
 	return c->items;
 }
 
+bool collect_delivered(const struct collect *c, pid_t pid)
+{
+	for (size_t i = 0; c && i < c->n; i++) {
+		const struct collect_item *it = &c->items[i];
+
+		if (it->pid == pid && it->state != COLLECT_HELLO &&
+		    !it->from_record)
+			return true;
+	}
+	return false;
+}
+
 size_t collect_refused(const struct collect *c)
 {
 	return c ? c->refused : 0;

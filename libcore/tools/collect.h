@@ -83,6 +83,10 @@ void collect_stop(struct collect *c);
  * after them. Valid until collect_free(). */
 const struct collect_item *collect_items(const struct collect *c, size_t *n);
 
+/* Did an agent deliver, announce, or fail to write a profile of process
+ * pid (an item not from_record)? After collect_stop(). */
+bool collect_delivered(const struct collect *c, pid_t pid);
+
 /* Connections refused: peers that were not descendants, bad headers. */
 size_t collect_refused(const struct collect *c);
 

@@ -604,6 +604,31 @@ static bool superseded(const struct record_listing *v, size_t n,
 	return false;
 }
 
+/*
+ * Did the process of record l (one of v[n]) end without its agent writing
+ * its profile? Exited: unless it delivered, announced or failed one (an
+ * agent without a channel, or one that only records). Not mapped any more:
+ * killed, unless its image exec'd another program (see runrec_finish()).
+ */
+static bool left_without(const struct runrec *r, const struct record_listing *v,
+			 size_t n, const struct record_listing *l,
+			 runrec_status_fn status_fn, void *ctx)
+{
+	uint64_t ticks;
+	int status;
+
+	if (!ours(r, l) || l->life == RECORD_LIFE_LIVE || superseded(v, n, l))
+		return false;
+	if (l->life == RECORD_LIFE_EXITED)
+		return !collect_delivered(r->col, l->pid);
+	status = status_fn ? status_fn(ctx, l->pid) : -1;
+	if (status >= 0 && WIFEXITED(status))
+		return false; /* exec'd a program without the agent */
+	/* the same process runs another program */
+	return record_start_ticks(l->pid, &ticks) < 0 ||
+	       ticks != l->header.start_ticks;
+}
+
 size_t runrec_finish(struct runrec *r, runrec_status_fn status_fn, void *ctx,
 		     void (*warn)(const char *line))
 {
@@ -622,14 +647,9 @@ size_t runrec_finish(struct runrec *r, runrec_status_fn status_fn, void *ctx,
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct want wt = {0};
-		int status;
 
-		if (!ours(r, &l[i]) || l[i].life != RECORD_LIFE_KILLED ||
-		    superseded(l, n, &l[i]))
+		if (!left_without(r, l, n, &l[i], status_fn, ctx))
 			continue;
-		status = status_fn ? status_fn(ctx, l[i].pid) : -1;
-		if (status >= 0 && WIFEXITED(status))
-			continue; /* exec'd a program without the agent */
 		if (write_listed(r, &l[i], &wt) < 0) {
 			snprintf(line, sizeof(line),
 				 "no profile from the record of pid %d: %s",

@@ -85,13 +85,14 @@ typedef int (*runrec_status_fn)(void *ctx, pid_t pid);
  * After the run (runrec_stop() done, the processes ended or the grace
  * over, collect_stop() done): write the profile of every record of the
  * run whose process ended without writing its own (state RUNNING and the
- * process gone: killed, crashed), numbered as its next profile, and
+ * process gone: killed, crashed; or EXITED without any profile or failure
+ * from its agent, collect_delivered()), numbered as its next profile, and
  * with cfg.peak its peak profile too when the peak grew since the last
  * one. Not for a record whose image exec'd another program (a later
- * record of the same process, or a status from status_fn saying it
- * exited: exec'd into a program without the agent), nor for a process
- * still running. Problems are warnings through warn. Returns how many
- * profiles were written.
+ * record of the same process, the same process still running another
+ * program, or a status from status_fn saying it exited: exec'd into a
+ * program without the agent), nor for a process still running. Problems are
+ * warnings through warn. Returns how many profiles were written.
  */
 size_t runrec_finish(struct runrec *r, runrec_status_fn status_fn, void *ctx,
 		     void (*warn)(const char *line));
