@@ -12,6 +12,7 @@
 #include "pprof_comments.h"
 #include "report.h"
 #include "run-oom.h"
+#include "runrec.h"
 #include "serve.h"
 #include "symbols.h"
 #include "symcache.h"
@@ -644,6 +645,17 @@ static void remember_reaped(pid_t pid, int status)
 	reaped[n_reaped++] = (struct reaped){pid, status};
 }
 
+/* The status palloc-run reaped pid with (the latest), or -1 (a
+ * runrec_status_fn). */
+static int reaped_status(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	for (size_t i = n_reaped; i-- > 0;)
+		if (reaped[i].pid == pid)
+			return reaped[i].status;
+	return -1;
+}
+
 /* Why the process of it (a hello and nothing after) delivered nothing. */
 static void why_none(const struct collect_item *it, char *buf, size_t len)
 {
@@ -1006,6 +1018,70 @@ static bool valid_dump_at(const char *s)
 	return num_parse_percents(s, percents, &n) == 0;
 }
 
+/*
+ * The run's records (runrec.h): the directory and token for the agents,
+ * and the watcher writing the interval, peak and pressure profiles from
+ * them (interval: -i, else PALLOC_INTERVAL; dump_at: --dump-at, else
+ * PALLOC_DUMP_AT, else 80,90,95). The agents are told to write none of
+ * those themselves (PALLOC_INTERVAL=0, PALLOC_DUMP_AT=0). Without a
+ * collector or a directory, the agents do as before: NULL then.
+ */
+static struct runrec *start_records(struct collect *col, const char *interval,
+				    const char *dump_at, bool peak)
+{
+	struct runrec_config cfg = {.peak = peak, .warn = cli_warn_line};
+	const char *v;
+	struct runrec *rr;
+	uint64_t ns = 0;
+
+	if (!interval) {
+		v = getenv("PALLOC_INTERVAL");
+		if (v && num_parse_seconds(v, &ns) == 0)
+			interval = v;
+		else if (v)
+			msg_warn("PALLOC_INTERVAL=%s: %s; no periodic profiles",
+				 v, msg_last());
+	}
+	if (interval && num_parse_seconds(interval, &ns) == 0 && ns &&
+	    ns < 100000000u)
+		ns = 100000000u;
+	cfg.interval_ns = interval ? ns : 0;
+	if (!dump_at) {
+		v = getenv("PALLOC_DUMP_AT");
+		if (v &&
+		    num_parse_percents(v, cfg.dump_at, &cfg.n_dump_at) == 0)
+			dump_at = v;
+		else if (v)
+			msg_warn("PALLOC_DUMP_AT=%s: %s; using 80,90,95", v,
+				 msg_last());
+	}
+	if (!dump_at)
+		dump_at = "80,90,95";
+	if (num_parse_percents(dump_at, cfg.dump_at, &cfg.n_dump_at) < 0)
+		cfg.n_dump_at = 0;
+	rr = col ? runrec_start(col, &cfg) : NULL;
+	if (col && !rr)
+		msg_error_last("warning: no records: killed processes will "
+			       "leave no profile");
+	if (rr) {
+		set_env("PALLOC_RECORD_DIR", runrec_dir(rr));
+		set_env("PALLOC_RUN_TOKEN", runrec_token(rr));
+		set_env("PALLOC_INTERVAL", "0");
+		set_env("PALLOC_DUMP_AT", "0");
+		if (runrec_watch(rr) < 0) {
+			msg_error_last("warning: no periodic profiles");
+			unsetenv("PALLOC_INTERVAL");
+			unsetenv("PALLOC_DUMP_AT");
+		} else {
+			return rr;
+		}
+	}
+	if (interval)
+		set_env("PALLOC_INTERVAL", interval);
+	set_env("PALLOC_DUMP_AT", dump_at);
+	return rr;
+}
+
 enum {
 	OPT_UNWIND = CHAR_MAX + 1,
 	OPT_MAX_DEPTH,
@@ -1053,6 +1129,7 @@ int main(int argc, char **argv)
 	const char *why;
 	struct serve *srv = NULL;
 	struct collect *col;
+	struct runrec *rr;
 	int c, err, status, exec_errno = 0;
 	pid_t pid;
 
@@ -1209,8 +1286,6 @@ int main(int argc, char **argv)
 		snprintf(num, sizeof(num), "%llu", (unsigned long long)rate);
 		set_env("PALLOC_SAMPLE_RATE", num);
 	}
-	if (interval)
-		set_env("PALLOC_INTERVAL", interval);
 	if (unwind)
 		set_env("PALLOC_UNWIND", unwind);
 	if (have_depth) {
@@ -1223,8 +1298,6 @@ int main(int argc, char **argv)
 		set_env("PALLOC_PEAK", "1");
 	if (exact)
 		set_env("PALLOC_EXACT", "1");
-	if (dump_at)
-		set_env("PALLOC_DUMP_AT", dump_at);
 
 	/*
 	 * The profiles come to palloc-run (collect.h), which writes them as
@@ -1240,6 +1313,7 @@ int main(int argc, char **argv)
 	else
 		msg_error_last(
 			"warning: processes will write their profiles themselves");
+	rr = start_records(col, interval, dump_at, peak);
 	if (http)
 		srv = start_http(http, &access, raw, quiet);
 	fflush(NULL);
@@ -1250,6 +1324,7 @@ int main(int argc, char **argv)
 			  strerror(exec_errno));
 		run_oom_report(&oom, NULL, NULL);
 		serve_stop(srv);
+		runrec_free(rr);
 		collect_free(col);
 		return exec_errno == ENOENT ? PALLOC_EXIT_NOT_FOUND
 					    : PALLOC_EXIT_CANNOT_RUN;
@@ -1261,6 +1336,8 @@ int main(int argc, char **argv)
 	wait_descendants(DESCENDANTS_GRACE_MS);
 	serve_stop(srv);
 	collect_stop(col);
+	/* The processes that left a record but no profile (killed). */
+	runrec_finish(rr, reaped_status, NULL, cli_warn_line);
 
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
 		run_oom_check(&oom, pid, col,
@@ -1282,6 +1359,7 @@ int main(int argc, char **argv)
 				argv[optind], output);
 	}
 	run_oom_report(&oom, argv[optind], cwd);
+	runrec_free(rr);
 	collect_free(col);
 	free(reaped);
 	free(agent);

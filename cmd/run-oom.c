@@ -54,7 +54,8 @@ void run_oom_start(struct run_oom *o)
 
 /* The profile of pid written last (by its file's modification time). */
 static const struct collect_item *last_profile(const struct collect *col,
-					       pid_t pid, struct stat *out)
+					       pid_t pid, int64_t killed_ns,
+					       struct stat *out)
 {
 	const struct collect_item *best = NULL;
 	const struct collect_item *items;
@@ -68,6 +69,11 @@ static const struct collect_item *last_profile(const struct collect *col,
 		if (it->pid != pid || (it->state != COLLECT_RECEIVED &&
 				       it->state != COLLECT_ANNOUNCED))
 			continue;
+		/* Written from the record after the kill: that one. */
+		if (it->from_record && it->written_ns >= killed_ns &&
+		    it->seq[0] >= '0' && it->seq[0] <= '9' &&
+		    stat(it->path, out) == 0)
+			return it;
 		if (stat(it->path, &st) < 0)
 			continue;
 		if (!best || st.st_mtim.tv_sec > out->st_mtim.tv_sec ||
@@ -106,10 +112,13 @@ void run_oom_check(struct run_oom *o, pid_t pid, const struct collect *col,
 	cgroup_mem_free(&m);
 	if (!o->killed)
 		return;
-	it = last_profile(col, pid, &st);
+	it = last_profile(col, pid, killed_ns, &st);
 	if (!it)
 		return;
 	o->last = strdup(it->path);
+	o->at_kill = it->from_record && it->written_ns >= killed_ns;
+	if (o->at_kill)
+		return;
 	o->age_ns = killed_ns - ((int64_t)st.st_mtim.tv_sec * 1000000000 +
 				 st.st_mtim.tv_nsec);
 	p = collect_read(it, &mode);
@@ -156,9 +165,15 @@ void run_oom_report(struct run_oom *o, const char *program, const char *cwd)
 		else
 			snprintf(when, sizeof(when), "%.2f s before",
 				 (double)o->age_ns / 1e9);
-		snprintf(last, sizeof(last),
-			 "last profile: %s (%s), top inuse: %s", path, when,
-			 top[0] ? top : "none");
+		if (o->at_kill)
+			snprintf(last, sizeof(last),
+				 "its profile at the kill: %s (from its "
+				 "record), top inuse: %s",
+				 path, top[0] ? top : "none");
+		else
+			snprintf(last, sizeof(last),
+				 "last profile: %s (%s), top inuse: %s", path,
+				 when, top[0] ? top : "none");
 	}
 	if (o->limit)
 		fprintf(stderr,

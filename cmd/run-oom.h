@@ -21,6 +21,7 @@ struct run_oom {
 	bool killed;	/* the count rose */
 	uint64_t at;	/* the cgroup's peak usage (else the limit) */
 	char *last;	/* the last profile's path, NULL: none */
+	bool at_kill;	/* last: written from the record after the kill */
 	int64_t age_ns; /* how long before the kill it was written */
 	int pct10;	/* its percent of the limit x 10, -1: unknown */
 };
@@ -29,10 +30,13 @@ struct run_oom {
 void run_oom_start(struct run_oom *o);
 
 /*
- * After the program died by SIGKILL at unix time killed_ns, before its
- * profiles are symbolized: did the count rise, and which profile did
- * process pid deliver last (by modification time; its pressure comment
- * says when and at what percent).
+ * After the program died by SIGKILL at unix time killed_ns, and palloc-run
+ * wrote the profiles of the killed processes from their records
+ * (runrec.h), before the profiles are symbolized: did the count rise, and
+ * which is the program's profile: the one written from its record after
+ * the kill (exact at the kill), else the last it delivered (by
+ * modification time; its pressure comment says when and at what
+ * percent).
  */
 void run_oom_check(struct run_oom *o, pid_t pid, const struct collect *col,
 		   int64_t killed_ns);

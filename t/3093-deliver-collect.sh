@@ -11,7 +11,7 @@
 need_agent
 need_pprof
 need deliver-child palloc-run
-plan 15
+plan 16
 
 # child_ok LABEL ERR: two summary lines (parent and child), the child's
 # with child_blocks' 20 blocks of 5000 bytes; the profiles mode 0600.
@@ -51,14 +51,22 @@ check "planted file: the program's own profile is" \
 	grep -Eq '^palloc-run: wrote p\.sh\.[0-9]+\.pb\.gz: ' ev.err
 sed 's/^/# /' ev.err
 
-# A process killed before writing is named, not dropped (the program's
-# child here; SIGKILL leaves the agent no chance).
+# A process killed before writing (the program's child here; SIGKILL
+# leaves the agent no chance) gets its profile from its record.
 rm -f p.*
 palloc-run -o 'p.%e.%p.pb.gz' sh -c 'sh -c "kill -KILL \$\$"; exit 0' \
 	>k.out 2>k.err
-check "a child killed by SIGKILL is named: pid, program, why" \
-	grep -Eq '^palloc-run: warning: no profile from pid [0-9]+ \(sh\): it (was killed by signal 9|ended without writing one)' k.err
+check "a child killed by SIGKILL: its profile from its record, no warning" \
+	sh -c '[ "$(grep -Ec "^palloc-run: wrote p\.sh\.[0-9]+\.pb\.gz: " k.err)" -eq 2 ] &&
+		! grep -q "no profile from" k.err'
 sed 's/^/# /' k.err
+# One without a record of the run (not its token) is named, not dropped.
+rm -f p.*
+palloc-run -o 'p.%e.%p.pb.gz' sh -c \
+	'env -u PALLOC_RUN_TOKEN sh -c "kill -KILL \$\$"; exit 0' >k.out 2>k2.err
+check "a child killed by SIGKILL without a record is named: pid, program, why" \
+	grep -Eq '^palloc-run: warning: no profile from pid [0-9]+ \(sh\): it (was killed by signal 9|ended without writing one)' k2.err
+sed 's/^/# /' k2.err
 
 # -o /dev/null throws the profiles away, as asked: no warning, and
 # /dev/null stays the device it is.

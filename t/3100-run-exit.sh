@@ -15,11 +15,19 @@ palloc-run -q sh -c 'exit 2' 2>err
 check "exit 2 (a usage error's code elsewhere) passes through" [ $? -eq 2 ]
 palloc-run -q sh -c 'kill -TERM $$' 2>err
 check "killed by SIGTERM: 143" [ $? -eq 143 ]
+mkdir k && cd k || exit 99
 palloc-run -q sh -c 'kill -KILL $$' 2>err
 rc=$?
 check "killed by SIGKILL: 137" [ $rc -eq 137 ]
-check "killed by SIGKILL: one line says no profile was written" \
-	grep -q "^palloc-run: warning: 'sh' wrote no profile .*killed by signal 9" err
+check "killed by SIGKILL: its profile is written from its record, no warning" \
+	sh -c '[ "$(ls palloc.sh.*.pb.gz | wc -l)" -eq 1 ] && [ ! -s err ]'
+# Without the run's token the record is not the run's: no profile then,
+# and one line says so.
+palloc-run -q sh -c 'exec env -u PALLOC_RUN_TOKEN sh -c "kill -KILL \$\$"' \
+	2>err2
+check "killed by SIGKILL, no record of the run: one line says no profile was written" \
+	grep -q "^palloc-run: warning: 'sh' wrote no profile .*killed by signal 9" err2
+cd .. || exit 99
 
 # Started with SIGCHLD ignored, palloc-run still gets the program's status
 # (the kernel would otherwise reap it), and the program inherits SIG_IGN.

@@ -121,3 +121,28 @@ find_memcg() {
 		fi
 	fi
 }
+
+# memcg_64m NAME: a child memory cgroup NAME of ours limited to 64 MiB,
+# without swap, removed at exit; sets child (its directory), or returns 1
+# when none can be made (root and a memory controller needed).
+memcg_64m() {
+	find_memcg
+	if [ "$version" = 2 ]; then
+		limit_file=memory.max
+	else
+		limit_file=memory.limit_in_bytes
+	fi
+	child=$dir/$1
+	trap 'rmdir "$child" 2>/dev/null; cd /; rm -rf "$T"' EXIT
+	if [ -z "$version" ] || ! mkdir "$child" 2>/dev/null ||
+		! echo 67108864 >"$child/$limit_file" 2>/dev/null; then
+		return 1
+	fi
+	# v1 without swap accounting may swap instead of killing: no swap.
+	for _f in memory.swappiness=0 memory.memsw.limit_in_bytes=67108864 \
+		memory.swap.max=0; do
+		[ -e "$child/${_f%=*}" ] &&
+			(echo "${_f#*=}" >"$child/${_f%=*}") 2>/dev/null
+	done
+	diag "cgroup v$version: $child"
+}

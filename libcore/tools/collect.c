@@ -35,8 +35,19 @@ struct conn {
 	unsigned char *payload;
 };
 
+/* The last number a pid's profiles got (%n). */
+struct pid_seq {
+	pid_t pid;
+	uint64_t seq;
+};
+
 struct collect {
 	char pattern[PATH_MAX];
+	/* Taken by the thread around each message and by collect_add():
+	 * items, n, cap, sorted, seqs. */
+	pthread_mutex_t lock;
+	struct pid_seq *seqs;
+	size_t nseqs, capseqs;
 	char *glob; /* the pattern with %p, %e, %n, %t as '*' */
 	int lfd;
 	int wake[2];
@@ -196,10 +207,38 @@ static void reply(const struct conn *k, int err, const char *text)
 	(void)send(k->fd, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/*
+ * The next number (%n) of pid's profiles into seq[cap]: palloc-run's
+ * own (interval, exit from the record) and the agents' numbered ones
+ * share one count per pid. "1" when memory runs out for the table.
+ */
+static void next_seq(struct collect *c, pid_t pid, char *seq, size_t cap)
+{
+	struct pid_seq *s = NULL;
+
+	for (size_t i = 0; i < c->nseqs; i++)
+		if (c->seqs[i].pid == pid)
+			s = &c->seqs[i];
+	if (!s && c->nseqs == c->capseqs) {
+		size_t n = c->capseqs ? 2 * c->capseqs : 64;
+		struct pid_seq *m = realloc(c->seqs, n * sizeof(*m));
+
+		if (m) {
+			c->seqs = m;
+			c->capseqs = n;
+		}
+	}
+	if (!s && c->nseqs < c->capseqs) {
+		s = &c->seqs[c->nseqs++];
+		*s = (struct pid_seq){pid, 0};
+	}
+	snprintf(seq, cap, "%llu", s ? (unsigned long long)++s->seq : 1ull);
+}
+
 /* A whole profile arrived: write it as the pattern names it. */
 static void take_profile(struct collect *c, struct conn *k)
 {
-	char path[PATH_MAX], program[64];
+	char path[PATH_MAX], program[64], seq[24];
 	struct stat st;
 	struct collect_item *it;
 	int rc;
@@ -211,8 +250,14 @@ static void take_profile(struct collect *c, struct conn *k)
 		c->refused++;
 		return;
 	}
+	/* Numbered: the pid's next number, palloc-run's interval profiles
+	 * counted (the agent counts only its own). */
+	if (k->h.seq[0] >= '0' && k->h.seq[0] <= '9')
+		next_seq(c, k->pid, seq, sizeof(seq));
+	else
+		snprintf(seq, sizeof(seq), "%s", k->h.seq);
 	if (pattern_expand(path, sizeof(path), c->pattern, (long)k->pid,
-			   program, k->h.seq, (long long)time(NULL)) < 0) {
+			   program, seq, (long long)time(NULL)) < 0) {
 		reply(k, ENAMETOOLONG, "the profile's name is too long");
 		record_failure(c, k, c->pattern, "the name is too long");
 		return;
@@ -233,6 +278,7 @@ static void take_profile(struct collect *c, struct conn *k)
 	it = add_item(c, k, COLLECT_RECEIVED);
 	if (!it)
 		return;
+	snprintf(it->seq, sizeof(it->seq), "%s", seq);
 	it->path = strdup(path);
 	it->dev = st.st_dev;
 	it->ino = st.st_ino;
@@ -261,7 +307,7 @@ static void take_written(struct collect *c, const struct conn *k)
 		c->n--;
 }
 
-static void take(struct collect *c, struct conn *k)
+static void take_locked(struct collect *c, struct conn *k)
 {
 	k->h.path[sizeof(k->h.path) - 1] = '\0';
 	k->h.why[sizeof(k->h.why) - 1] = '\0';
@@ -285,6 +331,14 @@ static void take(struct collect *c, struct conn *k)
 		record_failure(c, k, k->h.path, k->h.why);
 		break;
 	}
+}
+
+static void take(struct collect *c, struct conn *k)
+{
+	pthread_mutex_lock(&c->lock);
+	take_locked(c, k);
+	c->sorted = false;
+	pthread_mutex_unlock(&c->lock);
 }
 
 /* Close conn i; the later ones move down, keeping the order of arrival
@@ -454,6 +508,7 @@ struct collect *collect_start(const char *pattern, char *env, size_t cap)
 		return NULL;
 	}
 	c->lfd = c->wake[0] = c->wake[1] = -1;
+	pthread_mutex_init(&c->lock, NULL);
 	snprintf(c->pattern, sizeof(c->pattern), "%s", pattern);
 	c->glob = make_glob(pattern);
 	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
@@ -489,6 +544,7 @@ fail:
 		close(c->wake[1]);
 	}
 	free(c->glob);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 	return NULL;
 }
@@ -504,6 +560,60 @@ void collect_stop(struct collect *c)
 	close(c->wake[0]);
 	close(c->wake[1]);
 	c->lfd = -1;
+}
+
+int collect_add(struct collect *c, pid_t pid, uid_t uid, const char *program,
+		const char *title, const char *seq,
+		const struct pprof_profile *p, char *path, size_t cap)
+{
+	char name[PATH_MAX], num[24], prog[64];
+	struct conn k = {.pid = pid, .uid = uid};
+	struct collect_item *it;
+	struct timespec now;
+	struct stat st;
+	void *buf;
+	size_t len;
+	int rc = -1;
+
+	if (pprof_encode(p, true, &buf, &len) < 0)
+		return -1;
+	snprintf(k.h.program, sizeof(k.h.program), "%s", program);
+	snprintf(k.h.title, sizeof(k.h.title), "%s", title ? title : "");
+	pthread_mutex_lock(&c->lock);
+	if (!seq) {
+		next_seq(c, pid, num, sizeof(num));
+		seq = num;
+	}
+	pattern_sanitize(prog, sizeof(prog), program, strlen(program));
+	if (pattern_expand(name, sizeof(name), c->pattern, (long)pid, prog, seq,
+			   (long long)time(NULL)) < 0) {
+		msg_set_errno(ENAMETOOLONG, "cannot name the profile of pid %d",
+			      (int)pid);
+		goto out;
+	}
+	rc = safefile_write_file(name, 0600, buf, len, &st);
+	if (rc != 0)
+		goto out;
+	if (path)
+		snprintf(path, cap, "%s", name);
+	drop_path(c, name);
+	it = add_item(c, &k, COLLECT_RECEIVED);
+	if (it) {
+		it->path = strdup(name);
+		it->dev = st.st_dev;
+		it->ino = st.st_ino;
+		it->from_record = true;
+		snprintf(it->seq, sizeof(it->seq), "%s", seq);
+		clock_gettime(CLOCK_REALTIME, &now);
+		it->written_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+		if (!it->path)
+			c->n--;
+	}
+	c->sorted = false;
+out:
+	pthread_mutex_unlock(&c->lock);
+	pprof_free_buffer(p, buf);
+	return rc;
 }
 
 static int rank(enum collect_state s)
@@ -537,6 +647,18 @@ const struct collect_item *collect_items(const struct collect *c, size_t *n)
 	m->sorted = true;
 	*n = c->n;
 	return c->items;
+}
+
+bool collect_delivered(const struct collect *c, pid_t pid)
+{
+	for (size_t i = 0; c && i < c->n; i++) {
+		const struct collect_item *it = &c->items[i];
+
+		if (it->pid == pid && it->state != COLLECT_HELLO &&
+		    !it->from_record)
+			return true;
+	}
+	return false;
 }
 
 size_t collect_refused(const struct collect *c)
@@ -637,6 +759,8 @@ void collect_free(struct collect *c)
 	for (size_t i = 0; i < c->n; i++)
 		item_free(&c->items[i]);
 	free(c->items);
+	free(c->seqs);
 	free(c->glob);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 }

@@ -42,6 +42,11 @@ struct collect_item {
 	dev_t dev;
 	ino_t ino;
 	char *why; /* FAILED; HELLO: the agent's note (a Go program), or NULL */
+	/* RECEIVED: palloc-run wrote it from the process's record
+	 * (collect_add), at unix time written_ns */
+	bool from_record;
+	char seq[24]; /* RECEIVED: its %n ("3", "peak", "at90") */
+	int64_t written_ns;
 };
 
 /*
@@ -49,6 +54,22 @@ struct collect_item {
  * for PALLOC_COLLECT ("@NAME") to env[cap]. NULL with msg_set() on error.
  */
 struct collect *collect_start(const char *pattern, char *env, size_t cap);
+
+/*
+ * Write p, a profile palloc-run made from the record of process pid
+ * (runrec.h), at the pattern's name for pid, program and seq (NULL: the
+ * pid's next number, the one an agent's numbered profile would get:
+ * collect_start's thread gives the numbered profiles agents deliver the
+ * same per-pid numbers, so that the two never take each other's name),
+ * as collect_start's thread writes what agents deliver (safefile.h, mode
+ * 0600, this process's user), and keep a RECEIVED record of it (uid, title
+ * for the item). The path goes to path[cap] when path is not NULL. Works
+ * before and after collect_stop(); safe against collect_start's thread.
+ * 0, 1 when the pattern discards (/dev/null), or -1 with msg_set().
+ */
+int collect_add(struct collect *c, pid_t pid, uid_t uid, const char *program,
+		const char *title, const char *seq,
+		const struct pprof_profile *p, char *path, size_t cap);
 
 /*
  * Take what is still queued (connections made before this call), then
@@ -61,6 +82,10 @@ void collect_stop(struct collect *c);
  * (one per path, the latest), then failures, then hellos with nothing
  * after them. Valid until collect_free(). */
 const struct collect_item *collect_items(const struct collect *c, size_t *n);
+
+/* Did an agent deliver, announce, or fail to write a profile of process
+ * pid (an item not from_record)? After collect_stop(). */
+bool collect_delivered(const struct collect *c, pid_t pid);
 
 /* Connections refused: peers that were not descendants, bad headers. */
 size_t collect_refused(const struct collect *c);

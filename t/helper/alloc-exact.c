@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,8 +20,10 @@
  * exactly as the agent must report it at PALLOC_SAMPLE_RATE=1 (requested
  * bytes). Sites are separate noinline functions with one call line each.
  * Modes: basic, threads [N], fork, forkstress [N], dlopen LIB, many [N],
- * peak, sampled, sleep MS, tick MS, dump PATH, none, freeonly [N], grow.
- * tick is sleep that also allocates (and frees) 16 bytes every 10 ms.
+ * peak, sampled, sleep MS, tick MS, dump PATH, none, freeonly [N], grow,
+ * kill. tick is sleep that also allocates (and frees) 16 bytes every
+ * 10 ms; kill is basic, then SIGKILL to itself (status 137, nothing of
+ * exit runs).
  */
 
 #define NOINLINE __attribute__((noinline))
@@ -435,7 +438,11 @@ int main(int argc, char **argv)
 
 	if (strcmp(mode, "basic") == 0)
 		basic();
-	else if (strcmp(mode, "threads") == 0)
+	else if (strcmp(mode, "kill") == 0) {
+		basic();
+		fflush(stdout);
+		kill(getpid(), SIGKILL);
+	} else if (strcmp(mode, "threads") == 0)
 		threads(argc > 2 ? (int)strtol(argv[2], NULL, 10) : 8);
 	else if (strcmp(mode, "fork") == 0)
 		return do_fork();

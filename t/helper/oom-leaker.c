@@ -11,7 +11,10 @@
  * every 10 ms until the OOM killer ends the process (or argv[2] seconds
  * pass, default 60: exit status 3). With argv[3] = "threads" a second
  * thread (idle) makes the program threaded first, so the agent checks
- * from its thread. Prints "ready" on stdout when it starts leaking.
+ * from its thread. Prints "ready" on stdout when it starts leaking; with
+ * argv[3] = "count" also the number of blocks leaked so far after each
+ * (one line, written at once), the truth of what the process holds when
+ * it is killed (the block being leaked then may be counted or not).
  */
 static void *idle(void *arg)
 {
@@ -39,6 +42,7 @@ int main(int argc, char **argv)
 	long secs = argc > 2 ? strtol(argv[2], NULL, 10) : 60;
 	struct timespec tick = {0, 10000000};
 	pthread_t th;
+	bool count = argc > 3 && strcmp(argv[3], "count") == 0;
 
 	if (argc > 3 && strcmp(argv[3], "threads") == 0 &&
 	    pthread_create(&th, NULL, idle, NULL) != 0)
@@ -48,6 +52,13 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	for (long i = 0; i < secs * 100; i++) {
 		leak_to_oom(size);
+		if (count) {
+			char line[32];
+			int n = snprintf(line, sizeof(line), "%ld\n", i + 1);
+
+			if (write(1, line, (size_t)n) != n)
+				return 1;
+		}
 		nanosleep(&tick, NULL);
 	}
 	return 3;

@@ -1,0 +1,722 @@
+/* SPDX-License-Identifier: MIT */
+/* palloc-run's records: the run's directory, profiles made from records. */
+#include "common.h"
+#include "cgroup.h"
+#include "msg.h"
+#include "pattern.h"
+#include "pprof_comments.h"
+#include "record_profile.h"
+#include "record_read.h"
+#include "runrec.h"
+#include "smallfile.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How often the watcher reads the directory (and the cgroups), and how
+ * often the usage of a cgroup near a threshold (NEAR_TENTHS below it). */
+#define TICK_MS 100
+#define NEAR_TICK_MS 10
+#define NEAR_TENTHS 150
+/* How often a cgroup without a limit is looked up again. */
+#define CGROUP_AGAIN_MS 1000
+/* A peak profile when the peak is at least 17/16 of the last one, at
+ * most once a second (as the agent did). */
+#define PEAK_EVERY_MS 1000
+/* Directories below the run's that runrec_free() removes. */
+#define REMOVE_DEPTH 8
+
+/* What the watcher knows of one record (one process image). */
+struct watched {
+	pid_t pid;
+	int64_t start_ns;   /* the record's name: PID.START.rec */
+	long long next_ms;  /* the next interval profile (monotonic) */
+	long long peak_ms;  /* the last peak profile */
+	int64_t peak_bytes; /* the peak the last peak profile showed */
+	unsigned crossed;   /* bit i: dump_at[i] crossed */
+	bool pressure_init; /* crossed set from the first reading */
+	bool seen;	    /* in the last listing */
+	bool live;	    /* its process runs, in the last listing */
+	/* what write_profile() needs between listings */
+	char path[PATH_MAX];
+	uid_t uid;
+	/* its memory cgroup: the usage file, the limit; near: within
+	 * NEAR_TENTHS of the next threshold */
+	char usage_file[PATH_MAX + 32];
+	uint64_t limit;
+	unsigned version;
+	long long cgroup_ms; /* when to look the cgroup up (again) */
+	bool near;
+};
+
+struct runrec {
+	char dir[PATH_MAX];
+	uint8_t token[16];
+	char token_hex[33];
+	struct collect *col;
+	struct runrec_config cfg;
+	pthread_t th;
+	bool running;
+	int wake[2];
+	struct watched *w;
+	size_t nw, capw;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t now_unix_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* $XDG_RUNTIME_DIR when it is an absolute path to a directory of ours
+ * (not as root: see runrec.h), else /tmp. */
+static const char *base_dir(void)
+{
+	const char *x = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+
+	if (geteuid() != 0 && x && x[0] == '/' && stat(x, &st) == 0 &&
+	    S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	    strlen(x) < PATH_MAX - 64)
+		return x;
+	return "/tmp";
+}
+
+static int make_dir(struct runrec *r)
+{
+	const char *base = base_dir();
+	bool root = geteuid() == 0;
+
+	for (int tries = 0; tries < 16; tries++) {
+		uint8_t rnd[16];
+		char hex[33];
+		int fd;
+
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			return msg_set_errno(errno ? errno : EIO,
+					     "cannot get random bytes");
+		for (size_t i = 0; i < sizeof(rnd); i++)
+			snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+		snprintf(r->dir, sizeof(r->dir), "%s/palloc-run.%s", base, hex);
+		if (mkdir(r->dir, 0700) < 0) {
+			if (errno == EEXIST)
+				continue;
+			return msg_set_errno(errno, "cannot create '%s'",
+					     r->dir);
+		}
+		if (!root)
+			return 0;
+		/* Any user may create a file, none remove or replace
+		 * another's (sticky). 1733 would hide the names too, but the
+		 * agent opens the directory O_RDONLY (agent/record.c), which
+		 * needs read permission. */
+		fd = open(r->dir,
+			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fchmod(fd, 01777) < 0) {
+			int err = errno;
+
+			if (fd >= 0)
+				close(fd);
+			rmdir(r->dir);
+			return msg_set_errno(err, "cannot set up '%s'", r->dir);
+		}
+		close(fd);
+		return 0;
+	}
+	return msg_set_errno(EEXIST, "cannot create a directory in '%s'", base);
+}
+
+struct runrec *runrec_start(struct collect *col,
+			    const struct runrec_config *cfg)
+{
+	struct runrec *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		msg_set_errno(ENOMEM, "cannot keep records");
+		return NULL;
+	}
+	r->col = col;
+	r->cfg = *cfg;
+	r->wake[0] = r->wake[1] = -1;
+	if (getrandom(r->token, sizeof(r->token), 0) !=
+	    (ssize_t)sizeof(r->token)) {
+		msg_set_errno(errno ? errno : EIO, "cannot get random bytes");
+		free(r);
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(r->token); i++)
+		snprintf(r->token_hex + 2 * i, 3, "%02x", r->token[i]);
+	if (make_dir(r) < 0) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+const char *runrec_dir(const struct runrec *r)
+{
+	return r->dir;
+}
+
+const char *runrec_token(const struct runrec *r)
+{
+	return r->token_hex;
+}
+
+/* Is l a record of this run: read, and carrying its token? */
+static bool ours(const struct runrec *r, const struct record_listing *l)
+{
+	return l->valid &&
+	       memcmp(l->header.token, r->token, sizeof(r->token)) == 0;
+}
+
+/* The peak of a record's header, in bytes (rounded). */
+static int64_t header_peak(const struct record_header *h)
+{
+	if (h->flags & RECORD_F_PER_THREAD)
+		return h->pt_max_bytes;
+	return h->max_inuse_bytes > 0 ? (int64_t)(h->max_inuse_bytes + 0.5) : 0;
+}
+
+/* What a profile from a record is for. */
+struct want {
+	const char *seq;     /* NULL: the next number */
+	const char *type;    /* default sample type, NULL: inuse_space */
+	const char *comment; /* added, or NULL */
+	bool live;	     /* the process runs: name JIT frames */
+	int64_t peak_bytes;  /* out: the peak the record showed */
+};
+
+/*
+ * Copy the record at l->path, check it and its token, make its profile
+ * and write it through collect_add(). 0, 1 when discarded (/dev/null),
+ * or -1 with msg_set().
+ */
+static int write_profile(struct runrec *r, const char *path, pid_t pid,
+			 uid_t uid, struct want *wt)
+{
+	struct record_profile_opts o = {0};
+	struct record_maps maps = {0};
+	struct record_image im;
+	struct record_view v;
+	struct record_stats st;
+	struct pprof_profile *p;
+	const struct record_header *h;
+	char program[64];
+	int fd, rc = -1;
+
+	fd = record_open(path);
+	if (fd < 0)
+		return -1;
+	rc = record_copy(fd, &im);
+	close(fd);
+	if (rc < 0)
+		return -1;
+	rc = -1;
+	if (record_check(im.buf, im.len, NULL, &v) < 0)
+		goto out_image;
+	h = v.h;
+	if (memcmp(h->token, r->token, sizeof(r->token)) != 0 ||
+	    h->pid != pid) {
+		msg_set("record '%s': not of this run", path);
+		goto out_view;
+	}
+	record_stats(&v, &st);
+	wt->peak_bytes = st.max_inuse_bytes;
+	o.default_sample_type = wt->type;
+	if (wt->live) {
+		o.time_nanos = now_unix_ns();
+		if (record_maps_read(pid, &maps) == 0) {
+			o.unmapped = record_maps_unmapped;
+			o.unmapped_ctx = &maps;
+		}
+	} else {
+		/* Killed: the record's last change is its moment. */
+		o.time_nanos = h->end_unix_ns	   ? h->end_unix_ns
+			       : h->update_unix_ns ? h->update_unix_ns
+						   : now_unix_ns();
+	}
+	if (h->start_unix_ns > 0 && o.time_nanos > h->start_unix_ns)
+		o.duration_nanos = o.time_nanos - h->start_unix_ns;
+	p = record_profile(&v, &o, NULL);
+	if (!p)
+		goto out_maps;
+	if (wt->comment && pprof_add_comment(p, wt->comment) < 0) {
+		pprof_free(p);
+		goto out_maps;
+	}
+	pattern_sanitize(program, sizeof(program), st.exe, strlen(st.exe));
+	rc = collect_add(r->col, pid, uid, program,
+			 st.title[0] ? st.title : st.cmdline, wt->seq, p, NULL,
+			 0);
+	pprof_free(p);
+out_maps:
+	record_maps_free(&maps);
+out_view:
+	record_view_free(&v);
+out_image:
+	record_image_free(&im);
+	return rc;
+}
+
+static int write_listed(struct runrec *r, const struct record_listing *l,
+			struct want *wt)
+{
+	return write_profile(r, l->path, l->pid, l->uid, wt);
+}
+
+/* The watcher's entry for l, made when new (NULL on ENOMEM). */
+static struct watched *watched_of(struct runrec *r,
+				  const struct record_listing *l)
+{
+	struct watched *w;
+
+	for (size_t i = 0; i < r->nw; i++)
+		if (r->w[i].pid == l->pid && r->w[i].start_ns == l->start_ns)
+			return &r->w[i];
+	if (r->nw == r->capw) {
+		w = reallocarray(r->w, r->capw + 64, sizeof(*w));
+		if (!w)
+			return NULL;
+		r->w = w;
+		r->capw += 64;
+	}
+	w = &r->w[r->nw++];
+	memset(w, 0, sizeof(*w));
+	w->pid = l->pid;
+	w->start_ns = l->start_ns;
+	w->next_ms = now_ms() + (long long)(r->cfg.interval_ns / 1000000);
+	snprintf(w->path, sizeof(w->path), "%s", l->path);
+	w->uid = l->uid;
+	return w;
+}
+
+/* Forget the records no longer listed. */
+static void watched_prune(struct runrec *r)
+{
+	for (size_t i = 0; i < r->nw;) {
+		if (r->w[i].seen) {
+			r->w[i].seen = false;
+			i++;
+		} else {
+			r->w[i] = r->w[--r->nw];
+		}
+	}
+}
+
+static void warn_once(const struct runrec *r, bool *done, const char *what)
+{
+	if (*done || !r->cfg.warn)
+		return;
+	*done = true;
+	r->cfg.warn(what);
+}
+
+/* v1's "no limit" (PAGE_COUNTER_MAX pages) and anything above. */
+#define UNLIMITED_MIN 0x7fffffffffff0000ull
+
+/*
+ * The effective limit of the memory cgroup at dir (version v): the
+ * smallest finite limit from dir up to its hierarchy's root (a parent's
+ * limit caps its children, as the agent's pressure.c had it), with the
+ * usage file of the cgroup holding it, whose limit the OOM killer
+ * enforces. false when none is finite.
+ */
+static bool effective_limit(struct watched *w, const char *dir, int v)
+{
+	const char *lim = v == 2 ? "memory.max" : "memory.limit_in_bytes";
+	const char *use = v == 2 ? "memory.current" : "memory.usage_in_bytes";
+	char d[PATH_MAX], f[PATH_MAX + 32];
+	uint64_t l;
+
+	snprintf(d, sizeof(d), "%s", dir);
+	w->limit = 0;
+	for (int depth = 0; depth < 64 && d[0]; depth++) {
+		char *slash;
+
+		snprintf(f, sizeof(f), "%s/%s", d, lim);
+		if (smallfile_u64(f, &l) < 0)
+			break; /* above the hierarchy's root */
+		if (l > 0 && l < UNLIMITED_MIN && (!w->limit || l < w->limit)) {
+			w->limit = l;
+			snprintf(w->usage_file, sizeof(w->usage_file), "%s/%s",
+				 d, use);
+		}
+		slash = strrchr(d, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+	}
+	w->version = (unsigned)v;
+	return w->limit != 0;
+}
+
+/*
+ * Memory pressure: the usage of w's memory cgroup in tenths of a percent
+ * of its effective limit into *m (for the comment). The cgroup is looked
+ * up once (cgroup.h; again every CGROUP_AGAIN_MS while it has no limit),
+ * then only the usage file is read. false when there is no limit or it
+ * does not read.
+ */
+static bool pressure_read(struct watched *w, struct pprof_comment_pressure *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (!w->usage_file[0]) {
+		struct cgroup_mem cg;
+		long long now = now_ms();
+
+		if (now < w->cgroup_ms)
+			return false;
+		w->cgroup_ms = now + CGROUP_AGAIN_MS;
+		if (cgroup_read_pid(NULL, w->pid, &cg) < 0)
+			return false;
+		if (cg.dir && !effective_limit(w, cg.dir, cg.version))
+			w->usage_file[0] = '\0';
+		cgroup_mem_free(&cg);
+		if (!w->usage_file[0])
+			return false;
+	}
+	if (smallfile_u64(w->usage_file, &m->usage) < 0)
+		return false;
+	m->version = w->version;
+	m->limit = w->limit;
+	m->usage_file = w->usage_file;
+	m->tenths = (uint64_t)((double)m->usage * 1000.0 / (double)m->limit);
+	return true;
+}
+
+/* The pressure profile of w, when its cgroup crossed a threshold. */
+static void pressure_check(struct runrec *r, struct watched *w, bool *warned)
+{
+	struct pprof_comment_pressure m;
+	char seq[16], comment[512];
+	struct want wt = {.seq = seq, .live = true};
+	struct timespec ts;
+	size_t top = SIZE_MAX;
+
+	w->near = false;
+	if (!pressure_read(w, &m))
+		return;
+	for (size_t i = 0; i < r->cfg.n_dump_at; i++) {
+		uint64_t at = (uint64_t)r->cfg.dump_at[i] * 10;
+
+		if (m.tenths >= at && !(w->crossed & (1u << i)))
+			top = i;
+		if (m.tenths < at && m.tenths + NEAR_TENTHS >= at)
+			w->near = true;
+	}
+	if (!w->pressure_init) {
+		/* Crossed before it was seen: counts as crossed (the
+		 * agent's rule). */
+		w->pressure_init = true;
+		for (size_t i = 0; i < r->cfg.n_dump_at; i++)
+			if (m.tenths >= (uint64_t)r->cfg.dump_at[i] * 10)
+				w->crossed |= 1u << i;
+		return;
+	}
+	if (top == SIZE_MAX)
+		return;
+	/* A jump past several writes the highest alone. */
+	for (size_t i = 0; i <= top; i++)
+		w->crossed |= 1u << i;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	m.threshold = r->cfg.dump_at[top];
+	m.sec = ts.tv_sec;
+	m.ms = ts.tv_nsec / 1000000;
+	pprof_comment_format_pressure(comment, sizeof(comment), &m);
+	wt.comment = comment;
+	snprintf(seq, sizeof(seq), "at%u", r->cfg.dump_at[top]);
+	if (write_profile(r, w->path, w->pid, w->uid, &wt) < 0) {
+		char why[MSG_MAX + 64];
+
+		snprintf(why, sizeof(why), "pressure profile not written: %s",
+			 msg_last());
+		warn_once(r, warned, why);
+	}
+}
+
+/* One look at the directory: the profiles due of the live records. */
+static void watch_once(struct runrec *r, bool *warned)
+{
+	struct record_listing *l;
+	size_t n;
+	long long now = now_ms();
+
+	if (record_list(r->dir, &l, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct watched *w;
+
+		if (!ours(r, &l[i]) || l[i].life != RECORD_LIFE_LIVE)
+			continue;
+		w = watched_of(r, &l[i]);
+		if (!w)
+			break;
+		w->seen = true;
+		w->live = true;
+		if (r->cfg.n_dump_at)
+			pressure_check(r, w, warned);
+		if (r->cfg.interval_ns && now >= w->next_ms) {
+			struct want wt = {.live = true};
+
+			w->next_ms =
+				now + (long long)(r->cfg.interval_ns / 1000000);
+			if (write_listed(r, &l[i], &wt) < 0) {
+				char why[MSG_MAX + 64];
+
+				snprintf(why, sizeof(why),
+					 "periodic profile not written: %s",
+					 msg_last());
+				warn_once(r, warned, why);
+			}
+		}
+		if (r->cfg.peak && (l[i].header.flags & RECORD_F_PEAK) &&
+		    now - w->peak_ms >= PEAK_EVERY_MS) {
+			int64_t pk = header_peak(&l[i].header);
+			struct want wt = {.seq = "peak",
+					  .type = "peak_inuse_space",
+					  .live = true};
+
+			if (pk > 0 &&
+			    (w->peak_bytes == 0 ||
+			     pk - w->peak_bytes >= w->peak_bytes / 16) &&
+			    pk > w->peak_bytes &&
+			    write_listed(r, &l[i], &wt) == 0) {
+				w->peak_bytes = wt.peak_bytes;
+				w->peak_ms = now;
+			}
+		}
+	}
+	/* Records gone from the listing (removed) are forgotten; those
+	 * of ended processes stay until runrec_finish(). */
+	for (size_t i = 0; i < n; i++)
+		if (ours(r, &l[i]) && l[i].life != RECORD_LIFE_LIVE) {
+			struct watched *w = NULL;
+
+			for (size_t j = 0; j < r->nw; j++)
+				if (r->w[j].pid == l[i].pid &&
+				    r->w[j].start_ns == l[i].start_ns)
+					w = &r->w[j];
+			if (w) {
+				w->seen = true;
+				w->live = w->near = false;
+			}
+		}
+	watched_prune(r);
+	free(l);
+}
+
+static void *watch_main(void *arg)
+{
+	struct runrec *r = arg;
+	bool warned = false, near = false;
+	long long next = now_ms() + TICK_MS;
+
+	for (;;) {
+		struct pollfd pf = {.fd = r->wake[0], .events = POLLIN};
+		int rc = poll(&pf, 1, near ? NEAR_TICK_MS : TICK_MS);
+
+		if (rc > 0 || (rc < 0 && errno != EINTR))
+			break;
+		if (now_ms() >= next) {
+			next = now_ms() + TICK_MS;
+			watch_once(r, &warned);
+		} else {
+			/* Between listings: the cgroups near a threshold. */
+			for (size_t i = 0; i < r->nw; i++)
+				if (r->w[i].live && r->w[i].near)
+					pressure_check(r, &r->w[i], &warned);
+		}
+		near = false;
+		for (size_t i = 0; i < r->nw; i++)
+			near = near || (r->w[i].live && r->w[i].near);
+	}
+	return NULL;
+}
+
+int runrec_watch(struct runrec *r)
+{
+	sigset_t all, old;
+	int err;
+
+	if (!r->cfg.interval_ns && !r->cfg.peak && !r->cfg.n_dump_at)
+		return 0;
+	if (pipe2(r->wake, O_CLOEXEC) < 0)
+		return msg_set_errno(errno, "cannot watch the records");
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&r->th, NULL, watch_main, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		close(r->wake[0]);
+		close(r->wake[1]);
+		r->wake[0] = r->wake[1] = -1;
+		return msg_set_errno(err, "cannot watch the records");
+	}
+	r->running = true;
+	return 0;
+}
+
+void runrec_stop(struct runrec *r)
+{
+	if (!r || !r->running)
+		return;
+	if (write(r->wake[1], "x", 1) == 1)
+		pthread_join(r->th, NULL);
+	close(r->wake[0]);
+	close(r->wake[1]);
+	r->wake[0] = r->wake[1] = -1;
+	r->running = false;
+}
+
+/*
+ * Did another record of the same process (pid and start time in ticks:
+ * exec keeps both) start later? Then l's image exec'd. That record need
+ * not carry the token (the program may have exec'd with another
+ * environment); one planted by another user can only cost l its profile.
+ */
+static bool superseded(const struct record_listing *v, size_t n,
+		       const struct record_listing *l)
+{
+	for (size_t i = 0; i < n; i++)
+		if (&v[i] != l && v[i].valid && v[i].pid == l->pid &&
+		    v[i].header.start_ticks == l->header.start_ticks &&
+		    v[i].start_ns > l->start_ns)
+			return true;
+	return false;
+}
+
+/*
+ * Did the process of record l (one of v[n]) end without its agent writing
+ * its profile? Exited: unless it delivered, announced or failed one (an
+ * agent without a channel, or one that only records). Not mapped any more:
+ * killed, unless its image exec'd another program (see runrec_finish()).
+ */
+static bool left_without(const struct runrec *r, const struct record_listing *v,
+			 size_t n, const struct record_listing *l,
+			 runrec_status_fn status_fn, void *ctx)
+{
+	uint64_t ticks;
+	int status;
+
+	if (!ours(r, l) || l->life == RECORD_LIFE_LIVE || superseded(v, n, l))
+		return false;
+	if (l->life == RECORD_LIFE_EXITED)
+		return !collect_delivered(r->col, l->pid);
+	status = status_fn ? status_fn(ctx, l->pid) : -1;
+	if (status >= 0 && WIFEXITED(status))
+		return false; /* exec'd a program without the agent */
+	/* the same process runs another program */
+	return record_start_ticks(l->pid, &ticks) < 0 ||
+	       ticks != l->header.start_ticks;
+}
+
+size_t runrec_finish(struct runrec *r, runrec_status_fn status_fn, void *ctx,
+		     void (*warn)(const char *line))
+{
+	struct record_listing *l;
+	size_t n, written = 0;
+	char line[MSG_MAX + 128];
+
+	if (!r)
+		return 0;
+	runrec_stop(r);
+	if (record_list(r->dir, &l, &n) < 0) {
+		snprintf(line, sizeof(line), "%s", msg_last());
+		if (warn)
+			warn(line);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct want wt = {0};
+
+		if (!left_without(r, l, n, &l[i], status_fn, ctx))
+			continue;
+		if (write_listed(r, &l[i], &wt) < 0) {
+			snprintf(line, sizeof(line),
+				 "no profile from the record of pid %d: %s",
+				 (int)l[i].pid, msg_last());
+			if (warn)
+				warn(line);
+			continue;
+		}
+		written++;
+		if (r->cfg.peak && (l[i].header.flags & RECORD_F_PEAK)) {
+			struct watched *w = NULL;
+			struct want pk = {.seq = "peak",
+					  .type = "peak_inuse_space"};
+
+			for (size_t j = 0; j < r->nw; j++)
+				if (r->w[j].pid == l[i].pid &&
+				    r->w[j].start_ns == l[i].start_ns)
+					w = &r->w[j];
+			if (wt.peak_bytes > 0 &&
+			    (!w || wt.peak_bytes > w->peak_bytes) &&
+			    write_listed(r, &l[i], &pk) == 0)
+				written++;
+		}
+	}
+	free(l);
+	return written;
+}
+
+/* Remove what is in directory dfd (closed), depth levels at most. */
+static void remove_in(int dfd, int depth)
+{
+	DIR *dp = fdopendir(dfd);
+	struct dirent *d;
+
+	if (!dp) {
+		close(dfd);
+		return;
+	}
+	while ((d = readdir(dp))) {
+		int sub;
+
+		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+			continue;
+		if (unlinkat(dirfd(dp), d->d_name, 0) == 0 || depth <= 0)
+			continue;
+		sub = openat(dirfd(dp), d->d_name,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		remove_in(sub, depth - 1);
+		unlinkat(dirfd(dp), d->d_name, AT_REMOVEDIR);
+	}
+	closedir(dp);
+}
+
+void runrec_free(struct runrec *r)
+{
+	int dfd;
+
+	if (!r)
+		return;
+	runrec_stop(r);
+	dfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd >= 0) {
+		remove_in(dfd, REMOVE_DEPTH);
+		rmdir(r->dir);
+	}
+	free(r->w);
+	free(r);
+}
