@@ -15,8 +15,11 @@
 /*
  * sig-alloc malloc N   SIGALRM every 200 us; the handler mallocs and
  *                      frees while the main loop does too, N times
- * sig-alloc fork N     SIGALRM every 1 ms; the handler forks, the child
- *                      _exit()s, the parent reaps it, N times
+ * sig-alloc fork N     SIGALRM 1 ms after the last handler returned; the
+ *                      handler forks, the child _exit()s, the parent reaps
+ *                      it, N times (re-armed by the handler: a fork and
+ *                      exit slower than 1 ms must not starve the main
+ *                      loop, whose mallocs the signal is to interrupt)
  * sig-alloc threads    allocate, then print the "Threads:" line of
  *                      /proc/self/status
  * sig-alloc live S [thread]
@@ -28,6 +31,14 @@
 static volatile sig_atomic_t handled;
 static int fork_mode;
 
+/* The next SIGALRM of fork mode, 1 ms from now (async-signal-safe). */
+static void rearm(void)
+{
+	struct itimerval it = {.it_value = {.tv_usec = 1000}};
+
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -38,6 +49,7 @@ static void on_alarm(int sig)
 			_exit(0);
 		if (pid > 0)
 			waitpid(pid, NULL, 0);
+		rearm();
 	} else {
 		/* Above the tcache bins (1032 bytes): from the arena, under its
 		 * lock once glibc believes the process multithreaded. */
@@ -97,8 +109,10 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "live") == 0)
 		return live(n, argc > 3 && strcmp(argv[3], "thread") == 0);
 	fork_mode = strcmp(argv[1], "fork") == 0;
-	if (fork_mode)
-		it.it_interval.tv_usec = it.it_value.tv_usec = 1000;
+	if (fork_mode) {
+		it.it_interval.tv_usec = 0;
+		it.it_value.tv_usec = 1000;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
 	sigemptyset(&sa.sa_mask);
