@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The record's lifetime (agent_record.h): with LD_PRELOAD alone the agent
 # removes its record once the exit profile is written (nothing left behind
-# by a normal exit); under palloc-run (PALLOC_RUN_TOKEN) it leaves it; a
+# by a normal exit, nor by the images a process exec'd from); under palloc-run (PALLOC_RUN_TOKEN) it leaves it; a
 # SIGKILLed process's record stays; at start the agent removes the dead
 # records of its directory beyond the newest 32, never a live one. Without
 # a writable directory the record is kept in private memory and the
@@ -11,7 +11,7 @@
 . "$top_srcdir/t/lib-agent.sh"
 need_agent
 
-plan 17
+plan 18
 here=$PWD
 token=00112233445566778899aabbccddeeff
 
@@ -32,6 +32,13 @@ raw_values alone.pb.gz alone.vals
 check "alone: the profile made from the record has alloc-exact's sites" \
 	sh -c "grep '^site' truth.txt | head -3 | while read -r _ _ a b c d; do
 		grep -q \"^\$a \$b \$c \$d |\" alone.vals || exit 1; done"
+
+# --- exec: the image exec'd from (no exit, no profile) leaves none ---
+mkdir ex
+PALLOC_RECORD_DIR=$here/ex LD_PRELOAD=$PALLOC_AGENT \
+	PALLOC_OUTPUT=$here/ex.%p.pb.gz sh -c 'exec alloc-exact none' 2>ex.err
+check "exec: the new image removes the old image's record, then its own" \
+	test "$(count ex)" = 0
 
 # --- the same with a token: left, EXITED ---
 mkdir run

@@ -35,7 +35,8 @@
  * removes its file once the exit profile is written (record_remove());
  * under palloc-run it leaves it, state RECORD_EXITED, for palloc-run to
  * convert and remove. A killed process's record stays: at start the agent
- * removes the dead records of its directory beyond the newest 32.
+ * removes the dead records of its directory beyond the newest 32, and
+ * (without a token) those of the images its process exec'd from.
  *
  * Locks (agent_int.h's order): record_append() takes agent_rec_lock, a
  * leaf (after agent_reg_lock, before the arena's); the list of modules

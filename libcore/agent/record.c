@@ -255,6 +255,33 @@ static bool record_dead(int dfd, const char *name, pid_t pid)
 	return dead;
 }
 
+static uint64_t start_ticks(void);
+
+/*
+ * Another record of our own pid: the image this process exec'd from (the
+ * same start_ticks: exec keeps them), which wrote no profile and never
+ * will; or a dead process's whose pid we were given since (other ticks).
+ * 1: an earlier image's, 0: a dead process's, -1: unreadable.
+ */
+static int record_earlier_image(int dfd, const char *name, uint64_t *self)
+{
+	uint64_t ticks = 0;
+	ssize_t n;
+	int fd;
+
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, &ticks, sizeof(ticks),
+		  offsetof(struct record_header, start_ticks));
+	close(fd);
+	if (n != (ssize_t)sizeof(ticks))
+		return -1;
+	if (!*self)
+		*self = start_ticks();
+	return ticks == *self;
+}
+
 /* The layout of getdents64(2)'s entries (no opendir: it allocates). */
 struct dirent_raw {
 	uint64_t d_ino;
@@ -268,11 +295,15 @@ struct dirent_raw {
  * Remove the dead records (record_dead) of directory dfd beyond the newest
  * KEEP_DEAD by their START: records of killed processes stay for the
  * commands to read (palloc-dump), but not without bound. Not own, the
- * record just created. Reads the directory with getdents64 into a stack
- * buffer; a failure leaves the files as they are.
+ * record just created. The records of the images this process exec'd
+ * from go too, unless palloc-run collects them (a token). Reads the
+ * directory with getdents64 into a stack buffer; a failure leaves the
+ * files as they are.
  */
 static void prune_dead(int dfd, const char *own)
 {
+	const pid_t self = getpid();
+	uint64_t self_ticks = 0;
 	struct {
 		int64_t start;
 		char name[48];
@@ -293,9 +324,19 @@ static void prune_dead(int dfd, const char *own)
 			off += d->d_reclen;
 			if ((d->d_type != DT_REG && d->d_type != DT_UNKNOWN) ||
 			    !record_name(name, &pid, &start) ||
-			    strcmp(name, own) == 0 ||
-			    !record_dead(dfd, name, pid))
+			    strcmp(name, own) == 0)
 				continue;
+			if (pid == self) {
+				int r = record_earlier_image(dfd, name,
+							     &self_ticks);
+
+				if (r > 0 && !record_kept_for_run())
+					unlinkat(dfd, name, 0);
+				if (r != 0)
+					continue;
+			} else if (!record_dead(dfd, name, pid)) {
+				continue;
+			}
 			len = strlen(name);
 			if (len >= sizeof(keep[0].name))
 				continue;
