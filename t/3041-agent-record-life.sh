@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: MIT
 # The record's lifetime (agent_record.h): with LD_PRELOAD alone the agent
 # removes its record once the exit profile is written (nothing left behind
-# by a normal exit, nor by the images a process exec'd from); under palloc-run (PALLOC_RUN_TOKEN) it leaves it; a
-# SIGKILLed process's record stays; at start the agent removes the dead
-# records of its directory beyond the newest 32, never a live one. Without
-# a writable directory the record is kept in private memory and the
-# profile is still made from it.
+# by a normal exit, nor by the images a process exec'd from); under
+# palloc-run (PALLOC_RUN_TOKEN) it leaves it; a SIGKILLed process's record
+# stays; at start the agent removes the dead records of its directory
+# beyond the newest 32, never a live one. Without a writable directory the
+# record is kept in private memory and the profile is still made from it.
 . "$top_srcdir/t/lib.sh"
 . "$top_srcdir/t/lib-agent.sh"
 need_agent
