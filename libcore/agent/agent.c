@@ -961,18 +961,24 @@ static void exit_dump(void)
 		control_stop();
 	agent_get_unseen(&exit_unseen);
 	exit_unseen_taken = true;
-	/* The record first: it is final even if the profile is not. */
+	/* The record first: it is final even if the profile is not. The
+	 * allocator's figures (no profile shows them) only in a record that
+	 * stays: palloc-run's, or one whose exit profile failed. */
 	agent_threads_sync_all();
-	record_allocator_snapshot();
+	if (record_kept_for_run())
+		record_allocator_snapshot();
 	record_exit(exit_status, exit_unseen.anon_bytes,
 		    exit_unseen.anon_peak_bytes, exit_unseen.heap_bytes,
 		    exit_unseen.unseen_bytes);
 	if (agent_cfg.peak && agent_cfg.rate)
 		peak_maybe_write(true);
-	if (dump(NULL, true, NULL, 0) < 0)
+	if (dump(NULL, true, NULL, 0) < 0) {
 		fmt_warn("profile not written: %s", msg_last());
-	else
+		if (!record_kept_for_run())
+			record_allocator_snapshot();
+	} else {
 		record_remove(); /* LD_PRELOAD alone: nothing left behind */
+	}
 	if (exit_unseen.most && !agent_output_channel()) {
 		char text[512];
 

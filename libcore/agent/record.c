@@ -448,15 +448,16 @@ void *record_append(uint32_t type, size_t size, const void *body)
 		warn_once(false, msg_last());
 		return NULL;
 	}
+	/* Past used the range is zero (a file's fresh pages, fallocate's
+	 * or a fork child's copy's, or fresh private memory; nothing is
+	 * written there but here, and a range that another process may
+	 * write, map_file_private's, is full): no zeros to store, no page
+	 * of a NULL body touched. */
 	e = (struct record_entry *)(rec.base + rec.used);
 	e->type = type;
 	e->size = (uint32_t)total;
-	e->reserved = 0;
 	if (body)
 		memcpy(e + 1, body, size);
-	else
-		memset(e + 1, 0, size);
-	memset((char *)(e + 1) + size, 0, total - sizeof(*e) - size);
 	end = rec.used + total;
 	rec.used = end;
 	__atomic_store_n(&agent_hdr->size, end, __ATOMIC_RELEASE);
