@@ -118,7 +118,7 @@ PALLOC_RECORD_DIR=$here/nowhere LD_PRELOAD=$PALLOC_AGENT \
 	>ptruth.txt 2>priv.err
 raw_values priv.pb.gz priv.vals
 check "no directory: warned once, profile written from private memory" \
-	sh -c "test \"\$(grep -c 'no record file' priv.err)\" = 1 &&
+	sh -c "test \"\$(grep -c 'no record file (kept in memory)' priv.err)\" = 1 &&
 		grep '^site' ptruth.txt | head -3 | while read -r _ _ a b c d; do
 		grep -q \"^\$a \$b \$c \$d |\" priv.vals || exit 1; done"
 

@@ -112,6 +112,11 @@ void record_thread_free(struct record_thread *s);
  */
 void record_after_fork_child(void);
 
+/* In a fork child, while its threads are put back to the forking one
+ * alone: every slot but keep is freed, without its table (the parent
+ * may have moved it after the fork). Inside record_seq_begin/end. */
+void record_slots_after_fork(const struct record_thread *keep);
+
 /*
  * Objects loaded since the last look (dl_iterate_phdr's dlpi_adds) get
  * their MODULE entries, at load_gen agent_hdr->gen. Not while holding

@@ -66,16 +66,17 @@ static struct {
 	uint8_t token[16];
 } rec;
 
-/* Say once that there is no record (none), or that it stops here. */
+/* Say once that there is no record file (none: the record is kept in
+ * private memory, or not at all), or that it stops here. Short: under
+ * `ulimit -f 1` the program's stderr may be a file of 512 bytes at most
+ * (t/3090). */
 static void warn_once(bool none, const char *what)
 {
 	if (rec.warned)
 		return;
 	rec.warned = true;
 	fmt_warn("warning: %s: %s",
-		 none ? "no record file of this process kept (its profiles "
-			"are made as usual; the commands cannot read it from "
-			"outside)"
+		 none ? "no record file (kept in memory)"
 		      : "the record of this process stops here",
 		 what);
 }
@@ -902,6 +903,48 @@ fail:
 	return -1;
 }
 
+/*
+ * A fork child's copy of its parent's file was read from the mapping the
+ * parent kept writing meanwhile (MAP_SHARED is inherited): the fields
+ * that point at entries the parent appended after the fork, or that it
+ * changed, are set again from what the child knows (rec.used, agent_tab,
+ * copied at the fork under the locks). The weights are zeroed by the
+ * caller; the threads' slots by record_slots_after_fork().
+ */
+static void fork_repair(struct record_header *h)
+{
+	struct record_allocator *a = &h->allocator;
+
+	h->size = rec.used;
+	h->n_stacks = (uint32_t)agent_tab.n_ext;
+	h->gen = agent_tab.gen;
+	h->seq &= ~1u;
+	if (a->text && (a->text < RECORD_DATA ||
+			a->text + (uint64_t)a->text_cap > rec.used)) {
+		a->text = 0;
+		a->text_len = a->text_cap = 0;
+	}
+}
+
+void record_slots_after_fork(const struct record_thread *keep)
+{
+	for (size_t i = 0; i < rec.n_slots; i++) {
+		struct record_thread *s = rec.slots[i];
+
+		if (s == keep)
+			continue;
+		/* Its table (and so its offset) may be the parent's since:
+		 * none; a thread of the child that takes the slot makes
+		 * one. */
+		s->recs = 0;
+		s->recs_cap = 0;
+		s->alloc_count = s->free_count = s->alloc_bytes = 0;
+		s->samples = s->reentries = 0;
+		s->tid = 0;
+		s->state = RECORD_THREAD_FREE;
+	}
+}
+
 void record_after_fork_child(void)
 {
 	struct record_header *h = agent_hdr;
@@ -923,6 +966,7 @@ void record_after_fork_child(void)
 		fmt_warn("warning: no record of this fork child kept: %s",
 			 msg_last());
 	}
+	fork_repair(h);
 	fill_identity(h, getpid(), start_ns);
 	h->parent_pid = parent;
 	h->flags |= RECORD_F_FORKED;

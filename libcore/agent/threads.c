@@ -367,11 +367,11 @@ void agent_threads_after_fork_child(void)
 	 * copies. Start over with the forking thread alone, its records
 	 * zero (the stacks' ids stay). */
 	record_seq_begin();
+	record_slots_after_fork(t->state == AGENT_THREAD_LIVE ? t->slot : NULL);
 	for (struct agent_thread *o = registry; o; o = o->next) {
 		if (o == t)
 			continue;
-		if (o->slot)
-			record_thread_free(o->slot);
+		o->slot = NULL;
 		if (!record_owns(o->recs))
 			arena_free(&agent_arena, o->recs);
 	}
