@@ -41,12 +41,17 @@ rule() {
 }
 call='(^|[^._>a-zA-Z0-9])'
 
-plan 6
+plan 9
 
-# Headers: the agent links libunwind, protobuf-c and zlib only (palloc(7)).
+# Headers: the agent links libunwind only, besides the C library
+# (palloc(7)). pprof_codec.c (protobuf-c and zlib) is in pprof/ but only
+# in libpalloc-core (libcore/pprof/Makemodule.am: LIBCORE_PPROF_CORE).
 src=$lc
 rule "agent side: no jansson, libelf, libdw or libmicrohttpd header" "" \
 	'^#[[:space:]]*include[[:space:]]*<(jansson|libelf|gelf|dwarf|elfutils/[^>]*|microhttpd)\.h>'
+rule "agent side: no protobuf-c or zlib header (pprof_codec.c: commands only)" \
+	"pprof/pprof_codec.c" \
+	'^#[[:space:]]*include[[:space:]]*[<"]((protobuf-c/)?protobuf-c|zlib|profile\.pb-c)\.h[>"]'
 tools=$(cd "$lc/tools" && ls -- *.h | sed 's/\./\\./' | paste -sd'|')
 rule "agent side: no header of libcore/tools" "" \
 	"^#[[:space:]]*include[[:space:]]*\"($tools)\""
@@ -77,9 +82,30 @@ rule "agent side: malloc family only in the files that may" \
 	"agent/hooks.c agent/control.c agent/allocstats.c pprof/pprof_delta.c pprof/pprof.c base/msg.c wire/http.c wire/ctlsock.c" \
 	"$call(malloc|calloc|realloc|reallocarray|free|strdup|strndup|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|asprintf|vasprintf)[[:space:]]*\\("
 
+# The codec's functions (protobuf-c, zlib) are not the agent's: it encodes
+# with pprof_pack (pprof.h declares them).
+rule "agent side: no call into pprof_codec.c (pprof_pack encodes)" \
+	"pprof/pprof_codec.c pprof/pprof.h" \
+	"$call(pprof_encode|pprof_decode|pprof_write_fd|pprof_free_buffer|pprof_read_file|pprof_read_fd)[[:space:]]*\\("
+
 # Locks: the agent's own only (its thread registry in threads.c, taken by
 # agent.c's fork handlers too, its arena, lock.c's futex).
 rule "agent side: pthread locks only on the agent's own" \
 	"agent/agent.c agent/threads.c agent/arena.c agent/lock.c" \
 	"$call(pthread_mutex_lock|pthread_mutex_trylock|pthread_mutex_timedlock|pthread_rwlock_[a-z]*lock|pthread_spin_lock|sem_wait|sem_timedwait|flockfile)[[:space:]]*\\("
+# The built agent: pprof_codec.c is not in it, and it needs no library
+# but the C library's (libm for the sampler, libgcc_s for -fexceptions),
+# libunwind and libunwind's own.
+so=$top_builddir/libcore/.libs/libpalloc.so
+if [ ! -f "$so" ] || ! command -v readelf >/dev/null 2>&1; then
+	skip "no built libpalloc.so or no readelf"
+else
+	readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' >needed
+	if grep -vE '^(libc|libm|libdl|libpthread|libgcc_s|libunwind(-[a-z0-9_]+)?)\.so\.[0-9]+$' needed >extra; then
+		not_ok "libpalloc.so needs only libc, libm, libgcc_s, libunwind"
+		sed 's/^/# /' extra
+	else
+		ok "libpalloc.so needs only libc, libm, libgcc_s, libunwind"
+	fi
+fi
 done_testing

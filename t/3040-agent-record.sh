@@ -6,13 +6,17 @@
 # alloc-exact (the threads' records summed in, the exited ones folded),
 # the header names the process, its exit and its allocator, the first
 # module is the program; the target has no extra descriptor; a fork child
-# writes its own record, never its parent's.
+# writes its own record, never its parent's. Read after exit, as
+# palloc-run would: with PALLOC_RUN_TOKEN set the agent leaves its record
+# (t/3041 checks that LD_PRELOAD alone does not).
 . "$top_srcdir/t/lib.sh"
 . "$top_srcdir/t/lib-agent.sh"
 need_agent
 
 plan 69
 here=$PWD
+PALLOC_RUN_TOKEN=00112233445566778899aabbccddeeff
+export PALLOC_RUN_TOKEN
 
 # field FILE KEY: the value of "KEY value" in record-read's output.
 field() {

@@ -9,6 +9,7 @@
 #include "pattern.h"
 #include "phdr.h"
 #include "pprof.h"
+#include "record_profile.h"
 #include "smallfile.h"
 
 #include <dlfcn.h>
@@ -261,7 +262,7 @@ static void read_cmdline(void)
 	ag.cmdline[n] = '\0';
 }
 
-/* ---- profiles (the encoder: encode.c) ---- */
+/* ---- profiles: from the record (pprof/record_profile.h) ---- */
 
 /* Lock l: with bounded retries when exiting (another thread may be stuck
  * holding it), blocking otherwise. 0 or -1. */
@@ -286,23 +287,88 @@ int agent_lock_bounded(struct agent_lock *l, bool bounded)
 static struct unseen exit_unseen;
 static bool exit_unseen_taken;
 
-/* Build the current profile, with default sample type dflt. Caller holds
- * agent_dump_lock. */
+/*
+ * The peak of the malloc heap the agent saw, for unseen_measure(): the
+ * exact peak, or the sampled high-water mark plus 16 bytes of allocator
+ * overhead (a chunk header and rounding) per object live then; -1 when
+ * sampling is off.
+ */
+static int64_t heap_peak_bytes(void)
+{
+	double bytes, objects = 0;
+
+	if (agent_cfg.exact)
+		return __atomic_load_n(&agent_hdr->exact_peak,
+				       __ATOMIC_RELAXED);
+	if (!agent_cfg.rate)
+		return -1;
+	if (agent_per_thread)
+		return __atomic_load_n(&agent_hdr->pt_max_bytes,
+				       __ATOMIC_RELAXED) +
+		       16 * __atomic_load_n(&agent_hdr->pt_max_objects,
+					    __ATOMIC_RELAXED);
+	agent_lock(&agent_tab_lock);
+	stacktab_settle_peak(&agent_tab);
+	for (size_t i = 0; i < stacktab_n_stacks(&agent_tab); i++) {
+		const struct record_stack *st =
+			stacktab_get(&agent_tab, (uint32_t)i + 1);
+
+		objects += st ? st->peak_objects : 0;
+	}
+	bytes = agent_tab.max_inuse_bytes;
+	agent_unlock(&agent_tab_lock);
+	return round_value(bytes + 16 * objects);
+}
+
+void agent_get_unseen(struct unseen *u)
+{
+	unseen_measure(u, heap_peak_bytes());
+}
+
+/*
+ * The current profile, default sample type dflt, in the arena: the
+ * agent's own record checked again (record_view: a thread's table may
+ * have moved since the last profile) and made a profile by the reader the
+ * commands use (record_profile), given what only the agent knows: the
+ * title now, who owns the memory malloc did not give (at exit), the
+ * executable regions of /proc/self/maps for JIT frames. Caller holds
+ * agent_dump_lock and no other agent lock; exiting: wait for the stack
+ * table's lock a bounded time only. The threads' counters are copied to
+ * their slots first; the table lock (no sample changes the stacks, no
+ * thread folds its records) and the registry's (no table moves) are held
+ * while the record is read. NULL with msg_set() on failure.
+ */
 static struct pprof_profile *build_profile(bool exiting, const char *dflt)
 {
-	const struct agent_process proc = {
-		.cmdline = ag.cmdline,
-		.pid = ag.pid,
-		.parent_pid = ag.parent_pid,
-		.alloc_at_init = ag.alloc_at_init,
-		.exit_unseen = exit_unseen_taken ? &exit_unseen : NULL,
-	};
-	struct pprof_profile *p = agent_encode(&proc, exiting, dflt);
+	struct record_profile_opts o = {.default_sample_type = dflt};
+	struct agent_maps maps = {0};
+	struct pprof_profile *p = NULL;
+	struct record_view v;
+	char title[RECORD_LONG_STR];
 
-	if (p) {
-		p->time_nanos = realtime_ns();
-		p->duration_nanos = p->time_nanos - ag.start_realtime_ns;
+	agent_output_title(title, sizeof(title));
+	o.title = title;
+	o.time_nanos = realtime_ns();
+	o.duration_nanos = o.time_nanos - ag.start_realtime_ns;
+	if (exit_unseen_taken) {
+		o.unseen_owner = exit_unseen.owner ? exit_unseen.owner : "";
+		o.unseen_hint = exit_unseen.hint;
 	}
+	o.unmapped = agent_maps_unmapped;
+	o.unmapped_ctx = &maps;
+	agent_threads_sync_all();
+	if (agent_lock_bounded(&agent_tab_lock, exiting) < 0) {
+		msg_set("the stack table stayed locked by another thread");
+		return NULL;
+	}
+	pthread_mutex_lock(&agent_reg_lock);
+	if (record_view(&v) == 0) {
+		p = record_profile(&v, &o, &agent_alloc_hooks);
+		record_view_free(&v);
+	}
+	pthread_mutex_unlock(&agent_reg_lock);
+	agent_unlock(&agent_tab_lock);
+	agent_maps_free(&maps);
 	return p;
 }
 
@@ -315,6 +381,9 @@ struct pprof_profile *agent_build_profile(void)
 		return NULL;
 	}
 	agent_guard_enter();
+	/* Objects loaded since the last sample (this calls the loader:
+	 * before any agent lock). */
+	record_modules_check();
 	agent_lock(&agent_dump_lock);
 	p = build_profile(false, "inuse_space");
 	agent_unlock(&agent_dump_lock);
@@ -335,6 +404,7 @@ static int dump_kind(const char *path, bool exiting, bool peak,
 	int rc = -1, err = 0;
 
 	agent_guard_enter();
+	record_modules_check(); /* as agent_build_profile() */
 	if (agent_lock_bounded(&agent_dump_lock, exiting) < 0) {
 		msg_set("another dump stayed in progress");
 		agent_guard_leave();
@@ -891,16 +961,24 @@ static void exit_dump(void)
 		control_stop();
 	agent_get_unseen(&exit_unseen);
 	exit_unseen_taken = true;
-	/* The record first: it is final even if the profile is not. */
+	/* The record first: it is final even if the profile is not. The
+	 * allocator's figures (no profile shows them) only in a record that
+	 * stays: palloc-run's, or one whose exit profile failed. */
 	agent_threads_sync_all();
-	record_allocator_snapshot();
+	if (record_kept_for_run())
+		record_allocator_snapshot();
 	record_exit(exit_status, exit_unseen.anon_bytes,
 		    exit_unseen.anon_peak_bytes, exit_unseen.heap_bytes,
 		    exit_unseen.unseen_bytes);
 	if (agent_cfg.peak && agent_cfg.rate)
 		peak_maybe_write(true);
-	if (dump(NULL, true, NULL, 0) < 0)
+	if (dump(NULL, true, NULL, 0) < 0) {
 		fmt_warn("profile not written: %s", msg_last());
+		if (!record_kept_for_run())
+			record_allocator_snapshot();
+	} else {
+		record_remove(); /* LD_PRELOAD alone: nothing left behind */
+	}
 	if (exit_unseen.most && !agent_output_channel()) {
 		char text[512];
 

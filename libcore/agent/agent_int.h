@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* State shared inside the agent: the interposer (bootstrap.c, threads.c,
- * hooks.c, hooks_cxx.c), the encoder and the life cycle (agent.c). */
+ * hooks.c, hooks_cxx.c), the record and the life cycle (agent.c). */
 #ifndef PALLOC_AGENT_INT_H
 #define PALLOC_AGENT_INT_H
 
@@ -218,10 +218,6 @@ void agent_threads_after_fork_child(void);
 /* Weights per thread: the record of stack id for thread t (a live one),
  * made if new; NULL when t is not registered or on ENOMEM. */
 struct record_rec *agent_thread_rec(struct agent_thread *t, uint32_t id);
-/* Every stack's values summed over its own and all live threads' records:
- * an array of n (agent_tab's stacks then), index id - 1, from the arena;
- * NULL on ENOMEM. Under agent_tab_lock. */
-struct stacktab_weights *agent_weights_sum(size_t *n);
 
 /* agent.c: the life cycle */
 
@@ -241,26 +237,6 @@ static inline int64_t round_value(double v)
 		return INT64_MAX;
 	return (int64_t)(v + 0.5);
 }
-
-/* encode.c: the stack table as a profile */
-
-struct unseen;
-/* What the life cycle knows of the process, for the profile's comments. */
-struct agent_process {
-	const char *cmdline;
-	int pid;
-	int parent_pid; /* a fork child: the pid it was forked from; else 0 */
-	uint64_t alloc_at_init; /* alloc_count when the agent started */
-	const struct unseen *exit_unseen; /* measured at exit, else NULL */
-};
-/*
- * The current profile, default sample type dflt, in the agent's arena;
- * the caller sets its times. Caller holds agent_dump_lock; exiting: wait
- * for the stack table's lock a bounded time only. NULL with msg_set() on
- * failure.
- */
-struct pprof_profile *agent_encode(const struct agent_process *proc,
-				   bool exiting, const char *dflt);
 
 /* The program has (or is about to have) a thread of its own: start the
  * agent's threads, once (before init: at init). Guard may be held. */
@@ -318,25 +294,11 @@ int agent_output_write(const struct pprof_profile *p, long pid,
 void agent_output_title(char *out, size_t cap);
 
 /*
- * extramaps.c: mappings for addresses no loaded ELF object covers, while
- * a profile is built (caller holds agent_dump_lock): segments of objects
- * unloaded by dlclose (which extramaps.c interposes) and executable
- * regions of /proc/self/maps (JIT code), added to the profile on first
- * use.
+ * extramaps.c: the interposed dlclose (the unloaded objects' MODULE
+ * entries get their unload gen, and the stacks with a frame there are
+ * sealed: stacktab_seal), and the executable regions of /proc/self/maps
+ * for frames no module covers (JIT code), for record_profile().
  */
-struct xregion;
-struct agent_extra {
-	struct pprof_profile *p;
-	uint64_t *unl_ids; /* mapping id per kept segment, 0: not added */
-	size_t n_unl;
-	bool maps_read;
-	struct xregion *regions; /* executable regions of /proc/self/maps */
-	size_t n_regions, cap_regions;
-	uint64_t unmapped_id; /* "[unmapped]", grown to cover its addresses */
-	uintptr_t unmapped_lo, unmapped_hi;
-};
-/* Start with p. 0, or -1 on ENOMEM. */
-int agent_extra_begin(struct agent_extra *x, struct pprof_profile *p);
 /*
  * The executable segments loaded now (phdr_foreach), copied into the
  * arena, so that they can be compared without the loader's lock held:
@@ -351,15 +313,24 @@ struct agent_segs {
 };
 void agent_segs_copy(struct agent_segs *l);
 void agent_segs_free(struct agent_segs *l);
-/* The mapping of addr in a stack of gen (stacktab.h) sealed since: the
- * unloaded segment that held addr then; 0 when addr was in none (look in
- * what is loaded now). */
-uint64_t agent_extra_unloaded(struct agent_extra *x, uint32_t gen,
-			      uintptr_t addr);
-/* The mapping of an addr no loaded object covers: its executable region
- * of /proc/self/maps, or "[unmapped]". 0 on ENOMEM. */
-uint64_t agent_extra_anon(struct agent_extra *x, uintptr_t addr);
-/* Finish p's extra mappings and free what x holds. */
-void agent_extra_end(struct agent_extra *x);
+
+/* The executable regions of /proc/self/maps, read on first use while a
+ * profile is built; zero-initialised, freed by agent_maps_free(). */
+struct xregion;
+struct agent_maps {
+	bool read;
+	struct xregion *regions; /* sorted by address, from the arena */
+	size_t n, cap;
+};
+/*
+ * record_profile()'s unmapped callback (record_unmapped_fn), ctx a
+ * struct agent_maps: the mapping of the executable region of
+ * /proc/self/maps holding addr (named as the kernel names it, or
+ * "[anon:jit]"), added to p on first use; 0 when no region holds it
+ * (the reader then gives it "[unmapped]") or on ENOMEM. No malloc.
+ */
+struct pprof_profile;
+uint64_t agent_maps_unmapped(void *ctx, struct pprof_profile *p, uint64_t addr);
+void agent_maps_free(struct agent_maps *m);
 
 #endif /* PALLOC_AGENT_INT_H */

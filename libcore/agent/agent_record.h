@@ -19,10 +19,24 @@
  * each step (reopened by path, checked to be the same file, for the
  * next): the program sees no descriptor of the agent's.
  *
- * Without a record (no directory, a full file system, the 1 GiB used up)
- * the agent works as before: it warns once and keeps everything in its
- * arena, and agent_hdr points to a private header, so that the code that
- * keeps the totals does not test for a record.
+ * Without a file (no writable directory, a full file system) the agent
+ * warns once and keeps the same layout in private anonymous memory over
+ * the same range: one code path, the commands only cannot read it from
+ * outside. Profiles are made from the record either way
+ * (record_view(), pprof/record_profile.h). Only when the address range
+ * cannot be reserved is there no record at all: agent_hdr points to a
+ * private header (so that the code that keeps the totals does not test
+ * for a record), stacks live in the arena, and no profile can be made.
+ * When the record cannot grow (its file system full, the 1 GiB used up)
+ * it stops there: samples of new stacks are dropped (counted), a thread
+ * without a table keeps its weights in the stacks' own values.
+ *
+ * Lifetime: with LD_PRELOAD alone (no PALLOC_RUN_TOKEN) the agent
+ * removes its file once the exit profile is written (record_remove());
+ * under palloc-run it leaves it, state RECORD_EXITED, for palloc-run to
+ * convert and remove. A killed process's record stays: at start the agent
+ * removes the dead records of its directory beyond the newest 32, and
+ * (without a token) those of the images its process exec'd from.
  *
  * Locks (agent_int.h's order): record_append() takes agent_rec_lock, a
  * leaf (after agent_reg_lock, before the arena's); the list of modules
@@ -36,9 +50,6 @@
 extern struct record_header *agent_hdr;
 extern struct agent_lock agent_rec_lock, agent_mod_lock;
 
-/* Is there a record file? */
-bool record_on(void);
-
 /* While the configuration is read (before PALLOC_FOLLOW_CHILDREN=0
  * drops the variables): PALLOC_RECORD_DIR and PALLOC_RUN_TOKEN (32 hex
  * digits; warns and ignores another value). */
@@ -46,11 +57,14 @@ void record_read_env(void);
 
 /*
  * At agent init, after the configuration, the command line and the
- * unwinder: create and map the record, fill its header (cmdline: the
- * printable command line; start_unix_ns: the agent's start, which names
- * the file), record the loaded objects, and point
- * agent_tab's new stacks at it. Warns once and leaves agent_hdr private
- * on failure. Guard held.
+ * unwinder: create and map the record (in private memory when no file
+ * can be made: warns once), fill its header (cmdline: the printable
+ * command line; start_unix_ns: the agent's start, which names the file),
+ * record the loaded objects, and point agent_tab's new stacks at it
+ * (ext_only: no stack outside it). Removes the directory's dead records
+ * beyond the newest 32 (kill(pid, 0) fails with ESRCH, or state
+ * RECORD_EXITED). Leaves agent_hdr private when even the address range
+ * cannot be had. Guard held.
  */
 void record_init(const char *cmdline, int64_t start_unix_ns);
 
@@ -98,6 +112,11 @@ void record_thread_free(struct record_thread *s);
  */
 void record_after_fork_child(void);
 
+/* In a fork child, while its threads are put back to the forking one
+ * alone: every slot but keep is freed, without its table (the parent
+ * may have moved it after the fork). Inside record_seq_begin/end. */
+void record_slots_after_fork(const struct record_thread *keep);
+
 /*
  * Objects loaded since the last look (dl_iterate_phdr's dlpi_adds) get
  * their MODULE entries, at load_gen agent_hdr->gen. Not while holding
@@ -129,6 +148,24 @@ void record_allocator_snapshot(void);
  */
 void record_exit(int status, int64_t anon_bytes, int64_t anon_peak_bytes,
 		 int64_t heap_bytes, int64_t unseen_bytes);
+
+/*
+ * Check the agent's own record (record_check, with agent_rec_lock held so
+ * that no entry is appended meanwhile) into *v, arrays from the arena.
+ * Again before each profile: a thread's table may have moved since. 0, or
+ * -1 with msg_set() (no record, or the record refused). Free v with
+ * record_view_free(). Guard held.
+ */
+struct record_view;
+int record_view(struct record_view *v);
+
+/* PALLOC_RUN_TOKEN was given: palloc-run converts and removes the file. */
+bool record_kept_for_run(void);
+
+/* With LD_PRELOAD alone (no token), after the exit profile is written:
+ * remove the record's file (if it is still the one created). The
+ * mapping stays until the process ends. */
+void record_remove(void);
 
 /* The stack table's totals into the header (under agent_tab_lock, after
  * they changed). */

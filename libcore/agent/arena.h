@@ -11,10 +11,10 @@
 
 /*
  * The agent must never allocate through the functions it interposes, so
- * everything it keeps (stack table, live-pointer table, profiles being
- * encoded, zlib and protobuf-c state) comes from here. Small blocks come
- * from 1 MiB mmap'ed chunks in power-of-two size classes (16 B to 64 KiB)
- * with a free list per class; bigger blocks are mmap'ed one by one and
+ * everything it keeps outside its record (stack table's index,
+ * live-pointer table, profiles being made and encoded) comes from here. Small
+ * blocks come from 1 MiB mmap'ed chunks in power-of-two size classes (16 B to
+ * 64 KiB) with a free list per class; bigger blocks are mmap'ed one by one and
  * munmap'ed on free, so encoding a large profile gives its memory back.
  * Chunks are never returned to the kernel.
  *

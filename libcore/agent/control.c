@@ -10,6 +10,7 @@
 #include "http.h"
 #include "msg.h"
 #include "pprof.h"
+#include "pprof_pack.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -153,14 +154,14 @@ static void send_profile(struct conn *c, struct pprof_profile *p,
 	size_t len = 0;
 	char hdr[128];
 
-	if (pprof_encode(p, true, &buf, &len) < 0) {
+	if (pprof_pack(p, true, &buf, &len) < 0) {
 		respond_error(c, 500, msg_last());
 		return;
 	}
 	snprintf(hdr, sizeof(hdr),
 		 "Content-Disposition: attachment; filename=\"%s\"\r\n", name);
 	respond(c, 200, "application/octet-stream", hdr, buf, len);
-	pprof_free_buffer(p, buf);
+	pprof_pack_free(p, buf);
 }
 
 /* A decimal from 1 to CONTROL_MAX_SECONDS (num.c is not in the agent). */

@@ -2,6 +2,7 @@
 /* Mappings no loaded ELF object gives: unloaded objects and JIT code. */
 #include "agent_int.h"
 #include "agent/lines.h"
+#include "pprof.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -13,39 +14,23 @@
  *
  *  - Objects unloaded by dlclose(3). The interposed dlclose copies the
  *    list of executable segments (phdr_foreach) before the real one and
- *    looks again after it: the segments gone are kept here (path, build
- *    id, range, file offset: what the mapping needs), and the stacks with
- *    a frame in them are sealed (stacktab_seal), so that a stack recorded
+ *    looks again after it: the record's MODULE entries of the segments
+ *    gone get the unload gen (agent_record.h), and the stacks with a
+ *    frame in them are sealed (stacktab_seal), so that a stack recorded
  *    before another object is loaded at the same address stays the old
- *    object's. Nothing is added to the allocation path: dlclose pays.
- *    A stack of gen g (stacktab.h) with a frame at a belongs to the kept
- *    segment covering a with the smallest unload gen above g, else to
- *    what is loaded now: at any moment one object at most holds a.
+ *    object's (record_profile() finds a frame's module by the stack's
+ *    gen). Nothing is added to the allocation path: dlclose pays.
  *  - Anonymous executable memory (JIT compilers: V8, HotSpot): the region
  *    of /proc/self/maps holding the address, named as the kernel names it
- *    or "[anon:jit]" when it has no name; the commands name its frames
- *    from /tmp/perf-PID.map (symbols.h). An address in no executable
- *    region at all (code freed since) gets "[unmapped]".
+ *    or "[anon:jit]" when it has no name (agent_maps_unmapped); the
+ *    commands name its frames from /tmp/perf-PID.map (symbols.h). An
+ *    address in no executable region at all (code freed since) gets
+ *    "[unmapped]" from the reader.
  *
  * Unloads that do not go through the dynamic symbol dlclose (glibc's own
  * __libc_dlclose, for gconv modules) are not seen: such frames end up in
  * "[unmapped]" or in whatever is loaded there now.
  */
-
-/* At most this many kept segments; beyond, unloads are not recorded. */
-#define UNLOADED_MAX 4096
-
-struct unloaded {
-	uintptr_t start, limit;
-	uint64_t offset;
-	char *path, *build_id; /* agent_arena */
-	uint32_t gen;	       /* the table's gen after the unload */
-};
-
-/* Written under agent_dump_lock and agent_tab_lock: either is enough to
- * read them. */
-static struct unloaded *unl;
-static size_t n_unl, cap_unl;
 
 static int (*real_dlclose)(void *);
 
@@ -127,55 +112,8 @@ void agent_segs_free(struct agent_segs *l)
 	arena_free(&agent_arena, l->present);
 }
 
-/*
- * Keep segment g, unloaded at gen: a new entry, or the newest entry over
- * the same range when it is the same segment (an object loaded and
- * unloaded again at its old address, or two threads seeing one unload):
- * its gen moves up, which changes no answer since nothing else was at
- * those addresses in between. Takes g's strings or leaves them. Locks
- * held.
- */
-static void keep_segment(struct phdr_segment *g, uint32_t gen)
-{
-	struct unloaded *newest = NULL;
-
-	for (size_t i = 0; i < n_unl; i++)
-		if (unl[i].start < g->limit && g->start < unl[i].limit &&
-		    (!newest || unl[i].gen > newest->gen))
-			newest = &unl[i];
-	if (newest && newest->start == g->start && newest->limit == g->limit &&
-	    newest->offset == g->offset && strcmp(newest->path, g->path) == 0 &&
-	    strcmp(newest->build_id, g->build_id) == 0) {
-		newest->gen = gen;
-		return;
-	}
-	if (n_unl == UNLOADED_MAX)
-		return;
-	if (n_unl == cap_unl) {
-		size_t cap = cap_unl ? cap_unl * 2 : 16;
-		struct unloaded *v =
-			arena_alloc(&agent_arena, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		if (unl)
-			memcpy(v, unl, n_unl * sizeof(*v));
-		arena_free(&agent_arena, unl);
-		unl = v;
-		cap_unl = cap;
-	}
-	unl[n_unl++] = (struct unloaded){
-		.start = g->start,
-		.limit = g->limit,
-		.offset = g->offset,
-		.path = (char *)g->path,
-		.build_id = (char *)g->build_id,
-		.gen = gen,
-	};
-	g->path = g->build_id = NULL; /* taken */
-}
-
-/* The segments of before that are gone now become kept segments. */
+/* The segments of before that are gone now: their MODULE entries get the
+ * new gen, the stacks with a frame there are sealed. */
 static void record_unloads(struct agent_segs *before)
 {
 	uintptr_t(*ranges)[2];
@@ -206,15 +144,11 @@ static void record_unloads(struct agent_segs *before)
 	gen = stacktab_seal(&agent_tab, (const uintptr_t(*)[2])ranges, n_gone);
 	__atomic_store_n(&agent_hdr->gen, gen, __ATOMIC_RELEASE);
 	agent_unlock(&agent_intern_lock);
-	/* The record's MODULE entries first: keep_segment takes strings. */
 	for (size_t i = 0; i < before->n; i++)
 		if (!before->present[i])
 			record_module_unloaded(
 				before->v[i].start, before->v[i].limit,
 				before->v[i].offset, before->v[i].path, gen);
-	for (size_t i = 0; i < before->n; i++)
-		if (!before->present[i])
-			keep_segment(&before->v[i], gen);
 	agent_unlock(&agent_tab_lock);
 	agent_unlock(&agent_dump_lock);
 	arena_free(&agent_arena, ranges);
@@ -297,8 +231,8 @@ static const char *skip_field(const char *p, const char *end)
 }
 
 /* One line of /proc/self/maps: "start-limit perms offset dev inode
- * [name]". Executable regions are appended to x. */
-static void maps_line(struct agent_extra *x, const char *p, const char *end)
+ * [name]". Executable regions are appended to m. */
+static void maps_line(struct agent_maps *m, const char *p, const char *end)
 {
 	struct xregion r = {0};
 	const char *perms;
@@ -316,24 +250,24 @@ static void maps_line(struct agent_extra *x, const char *p, const char *end)
 	p = skip_field(p, end); /* offset */
 	p = skip_field(p, end); /* dev */
 	p = skip_field(p, end); /* inode */
-	if (x->n_regions == x->cap_regions) {
-		size_t cap = x->cap_regions ? x->cap_regions * 2 : 64;
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
 		struct xregion *v = arena_alloc(&agent_arena, cap * sizeof(*v));
 
 		if (!v)
 			return;
-		if (x->regions)
-			memcpy(v, x->regions, x->n_regions * sizeof(*v));
-		arena_free(&agent_arena, x->regions);
-		x->regions = v;
-		x->cap_regions = cap;
+		if (m->regions)
+			memcpy(v, m->regions, m->n * sizeof(*v));
+		arena_free(&agent_arena, m->regions);
+		m->regions = v;
+		m->cap = cap;
 	}
 	r.name = arena_alloc(&agent_arena, (size_t)(end - p) + 1);
 	if (!r.name)
 		return;
 	memcpy(r.name, p, (size_t)(end - p));
 	r.name[end - p] = '\0';
-	x->regions[x->n_regions++] = r;
+	m->regions[m->n++] = r;
 }
 
 static void maps_visit(const char *line, size_t len, void *arg)
@@ -341,92 +275,29 @@ static void maps_visit(const char *line, size_t len, void *arg)
 	maps_line(arg, line, line + len);
 }
 
-/* Read the executable regions of /proc/self/maps (sorted by address, as
- * the kernel lists them) into x->regions. */
-static void read_maps(struct agent_extra *x)
+uint64_t agent_maps_unmapped(void *ctx, struct pprof_profile *p, uint64_t addr)
 {
-	x->maps_read = true;
-	agent_lines("/proc/self/maps", maps_visit, x);
-}
-
-int agent_extra_begin(struct agent_extra *x, struct pprof_profile *p)
-{
-	memset(x, 0, sizeof(*x));
-	x->p = p;
-	if (n_unl) {
-		x->unl_ids =
-			arena_calloc(&agent_arena, n_unl, sizeof(*x->unl_ids));
-		if (!x->unl_ids)
-			return -1;
-		x->n_unl = n_unl;
-	}
-	return 0;
-}
-
-uint64_t agent_extra_unloaded(struct agent_extra *x, uint32_t gen,
-			      uintptr_t addr)
-{
-	size_t best = SIZE_MAX;
-
-	for (size_t i = 0; i < x->n_unl; i++)
-		if (unl[i].gen > gen && addr >= unl[i].start &&
-		    addr < unl[i].limit &&
-		    (best == SIZE_MAX || unl[i].gen < unl[best].gen))
-			best = i;
-	if (best == SIZE_MAX)
-		return 0;
-	if (!x->unl_ids[best]) {
-		struct pprof_mapping pm = {
-			.start = unl[best].start,
-			.limit = unl[best].limit,
-			.offset = unl[best].offset,
-			.file = unl[best].path,
-			.build_id = unl[best].build_id,
-		};
-
-		x->unl_ids[best] = pprof_add_mapping(x->p, &pm);
-	}
-	return x->unl_ids[best];
-}
-
-uint64_t agent_extra_anon(struct agent_extra *x, uintptr_t addr)
-{
+	struct agent_maps *m = ctx;
 	size_t lo = 0, hi;
 	struct xregion *r;
 
-	if (!x->maps_read)
-		read_maps(x);
-	hi = x->n_regions;
+	if (!m->read) {
+		/* sorted by address, as the kernel lists them */
+		m->read = true;
+		agent_lines("/proc/self/maps", maps_visit, m);
+	}
+	hi = m->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (x->regions[mid].start <= addr)
+		if (m->regions[mid].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == 0 || addr >= x->regions[lo - 1].limit) {
-		uintptr_t page = addr & ~(uintptr_t)4095;
-
-		if (!x->unmapped_id) {
-			struct pprof_mapping pm = {
-				.start = page,
-				.limit = page + 4096,
-				.file = "[unmapped]",
-				.build_id = "",
-			};
-
-			x->unmapped_id = pprof_add_mapping(x->p, &pm);
-			x->unmapped_lo = page;
-			x->unmapped_hi = page + 4096;
-		}
-		if (page < x->unmapped_lo)
-			x->unmapped_lo = page;
-		if (page + 4096 > x->unmapped_hi)
-			x->unmapped_hi = page + 4096;
-		return x->unmapped_id;
-	}
-	r = &x->regions[lo - 1];
+	if (lo == 0 || addr >= m->regions[lo - 1].limit)
+		return 0;
+	r = &m->regions[lo - 1];
 	if (!r->id) {
 		struct pprof_mapping pm = {
 			.start = r->start,
@@ -436,22 +307,15 @@ uint64_t agent_extra_anon(struct agent_extra *x, uintptr_t addr)
 			.build_id = "",
 		};
 
-		r->id = pprof_add_mapping(x->p, &pm);
+		r->id = pprof_add_mapping(p, &pm);
 	}
 	return r->id;
 }
 
-void agent_extra_end(struct agent_extra *x)
+void agent_maps_free(struct agent_maps *m)
 {
-	if (x->unmapped_id) {
-		struct pprof_mapping *m = &x->p->mappings[x->unmapped_id - 1];
-
-		m->start = x->unmapped_lo;
-		m->limit = x->unmapped_hi;
-	}
-	for (size_t i = 0; i < x->n_regions; i++)
-		arena_free(&agent_arena, x->regions[i].name);
-	arena_free(&agent_arena, x->regions);
-	arena_free(&agent_arena, x->unl_ids);
-	memset(x, 0, sizeof(*x));
+	for (size_t i = 0; i < m->n; i++)
+		arena_free(&agent_arena, m->regions[i].name);
+	arena_free(&agent_arena, m->regions);
+	memset(m, 0, sizeof(*m));
 }

@@ -8,9 +8,11 @@
 #include "num.h"
 #include "pattern.h"
 #include "phdr.h"
+#include "record_profile.h"
 #include "safefile.h"
 #include "smallfile.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <link.h>
 #include <malloc.h>
@@ -18,6 +20,7 @@
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +28,7 @@
 #define FIRST_MAP ((uint64_t)64 << 10) /* the first step of the file */
 #define THREAD_ENTRY 128	       /* a slot alone on its lines */
 #define SNAPSHOT_NS 1000000000	       /* allocator figures: 1 a second */
+#define KEEP_DEAD 32		       /* dead records kept in a directory */
 
 static struct record_header private_hdr;
 struct record_header *agent_hdr = &private_hdr;
@@ -41,10 +45,10 @@ static struct {
 	char *base;	 /* the reserved range; NULL: no record */
 	uint64_t used;	 /* the entries end here */
 	uint64_t mapped; /* bytes of the file mapped at base */
-	bool file;	 /* a file backs it (else a fork child's copy) */
+	bool file;	 /* a file backs it (else private memory) */
 	bool full;	 /* an append failed: none after it */
 	bool warned;
-	char path[PATH_MAX];
+	char path[PATH_MAX]; /* the file's, or "" */
 	dev_t dev;
 	ino_t ino;
 	/* every THREAD slot made, under agent_reg_lock */
@@ -62,14 +66,17 @@ static struct {
 	uint8_t token[16];
 } rec;
 
-/* Say once that there is no record (none), or that it stops here. */
+/* Say once that there is no record file (none: the record is kept in
+ * private memory, or not at all), or that it stops here. Short: under
+ * `ulimit -f 1` the program's stderr may be a file of 512 bytes at most
+ * (t/3090). */
 static void warn_once(bool none, const char *what)
 {
 	if (rec.warned)
 		return;
 	rec.warned = true;
 	fmt_warn("warning: %s: %s",
-		 none ? "no record of this process kept"
+		 none ? "no record file (kept in memory)"
 		      : "the record of this process stops here",
 		 what);
 }
@@ -80,11 +87,6 @@ static int64_t realtime_ns(clockid_t clock)
 
 	clock_gettime(clock, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-bool record_on(void)
-{
-	return rec.base != NULL;
 }
 
 bool record_owns(const void *p)
@@ -159,6 +161,19 @@ static int map_more(int fd, uint64_t to)
 	return 0;
 }
 
+/* Private memory over [mapped, to) of the range (no file). */
+static int map_anon(uint64_t to)
+{
+	void *p = mmap(rec.base + rec.mapped, to - rec.mapped,
+		       PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -1;
+	rec.mapped = to;
+	return 0;
+}
+
 /* Grow the mapping to hold need bytes: double it (the file is reopened
  * by its path, and must still be the one created). Under the lock. */
 static int grow(uint64_t need)
@@ -171,10 +186,12 @@ static int grow(uint64_t need)
 		to *= 2;
 	if (to > RESERVE)
 		to = RESERVE;
-	if (need > to || !rec.file) {
+	if (need > to) {
 		errno = ENOSPC;
 		return -1;
 	}
+	if (!rec.file)
+		return map_anon(to);
 	fd = open(rec.path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -191,13 +208,167 @@ static int grow(uint64_t need)
 	return rc;
 }
 
+/* "PID.START.rec": its pid and start, or false for another name. */
+static bool record_name(const char *name, pid_t *pid, int64_t *start)
+{
+	uint64_t p = 0, t = 0;
+	const char *c = name;
+
+	if (*c < '1' || *c > '9')
+		return false;
+	for (; *c >= '0' && *c <= '9'; c++) {
+		p = p * 10 + (uint64_t)(*c - '0');
+		if (p > INT32_MAX)
+			return false;
+	}
+	if (*c++ != '.' || *c < '0' || *c > '9')
+		return false;
+	for (; *c >= '0' && *c <= '9'; c++) {
+		if (t > (uint64_t)INT64_MAX / 10 - 1)
+			return false;
+		t = t * 10 + (uint64_t)(*c - '0');
+	}
+	if (strcmp(c, ".rec") != 0)
+		return false;
+	*pid = (pid_t)p;
+	*start = (int64_t)t;
+	return true;
+}
+
+/* Is the record name (of pid) in dfd dead: its process gone, or its
+ * state RECORD_EXITED? */
+static bool record_dead(int dfd, const char *name, pid_t pid)
+{
+	uint32_t state = RECORD_RUNNING;
+	bool dead;
+	int fd;
+
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return true;
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	dead = pread(fd, &state, sizeof(state),
+		     offsetof(struct record_header, state)) ==
+		       (ssize_t)sizeof(state) &&
+	       state == RECORD_EXITED;
+	close(fd);
+	return dead;
+}
+
+static uint64_t start_ticks(void);
+
+/*
+ * Another record of our own pid: the image this process exec'd from (the
+ * same start_ticks: exec keeps them), which wrote no profile and never
+ * will; or a dead process's whose pid we were given since (other ticks).
+ * 1: an earlier image's, 0: a dead process's, -1: unreadable.
+ */
+static int record_earlier_image(int dfd, const char *name, uint64_t *self)
+{
+	uint64_t ticks = 0;
+	ssize_t n;
+	int fd;
+
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, &ticks, sizeof(ticks),
+		  offsetof(struct record_header, start_ticks));
+	close(fd);
+	if (n != (ssize_t)sizeof(ticks))
+		return -1;
+	if (!*self)
+		*self = start_ticks();
+	return ticks == *self;
+}
+
+/* The layout of getdents64(2)'s entries (no opendir: it allocates). */
+struct dirent_raw {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/*
+ * Remove the dead records (record_dead) of directory dfd beyond the newest
+ * KEEP_DEAD by their START: records of killed processes stay for the
+ * commands to read (palloc-dump), but not without bound. Not own, the
+ * record just created. The records of the images this process exec'd
+ * from go too, unless palloc-run collects them (a token). Reads the
+ * directory with getdents64 into a stack buffer; a failure leaves the
+ * files as they are.
+ */
+static void prune_dead(int dfd, const char *own)
+{
+	const pid_t self = getpid();
+	uint64_t self_ticks = 0;
+	struct {
+		int64_t start;
+		char name[48];
+	} keep[KEEP_DEAD];
+	char buf[4096] __attribute__((aligned(8)));
+	size_t n = 0;
+	long got;
+	int saved = errno;
+
+	while ((got = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < got;) {
+			const struct dirent_raw *d = (const void *)(buf + off);
+			const char *name = d->d_name;
+			size_t len, old = 0;
+			int64_t start;
+			pid_t pid;
+
+			off += d->d_reclen;
+			if ((d->d_type != DT_REG && d->d_type != DT_UNKNOWN) ||
+			    !record_name(name, &pid, &start) ||
+			    strcmp(name, own) == 0)
+				continue;
+			if (pid == self) {
+				int r = record_earlier_image(dfd, name,
+							     &self_ticks);
+
+				if (r > 0 && !record_kept_for_run())
+					unlinkat(dfd, name, 0);
+				if (r != 0)
+					continue;
+			} else if (!record_dead(dfd, name, pid)) {
+				continue;
+			}
+			len = strlen(name);
+			if (len >= sizeof(keep[0].name))
+				continue;
+			if (n < KEEP_DEAD) {
+				keep[n].start = start;
+				memcpy(keep[n++].name, name, len + 1);
+				continue;
+			}
+			for (size_t i = 1; i < n; i++)
+				if (keep[i].start < keep[old].start)
+					old = i;
+			if (start < keep[old].start) {
+				unlinkat(dfd, name, 0);
+				continue;
+			}
+			unlinkat(dfd, keep[old].name, 0);
+			keep[old].start = start;
+			memcpy(keep[old].name, name, len + 1);
+		}
+	}
+	errno = saved;
+}
+
 /*
  * Create "PID.START.rec" (0600, exclusively, never through a symbolic
  * link) in PALLOC_RECORD_DIR, used as it is, or the control directory,
- * made and checked as for the control socket. Sets rec.path, dev, ino.
- * The descriptor, or -1 with msg_set().
+ * made and checked as for the control socket; prune: then remove the
+ * directory's dead records beyond the newest KEEP_DEAD (prune_dead).
+ * Sets rec.path, dev, ino. The descriptor, or -1 with msg_set().
  */
-static int create_file(pid_t pid, int64_t start_ns)
+static int create_file(pid_t pid, int64_t start_ns, bool prune)
 {
 	char dir[PATH_MAX], name[64];
 	struct fmt_buf b;
@@ -228,6 +399,8 @@ static int create_file(pid_t pid, int64_t start_ns)
 		close(dfd);
 		return -1;
 	}
+	if (prune)
+		prune_dead(dfd, name);
 	close(dfd);
 	/* 0600 whatever the umask left. */
 	if (fchmod(fd, 0600) < 0 || fstat(fd, &st) < 0) {
@@ -239,6 +412,16 @@ static int create_file(pid_t pid, int64_t start_ns)
 	rec.dev = st.st_dev;
 	rec.ino = st.st_ino;
 	return fd;
+}
+
+/* Remove the record's file if it is still the one created. */
+static void unlink_own(void)
+{
+	struct stat st;
+
+	if (lstat(rec.path, &st) == 0 && st.st_dev == rec.dev &&
+	    st.st_ino == rec.ino)
+		unlink(rec.path);
 }
 
 /* ---- entries ---- */
@@ -257,22 +440,25 @@ void *record_append(uint32_t type, size_t size, const void *body)
 		return NULL;
 	}
 	if (rec.used + total > rec.mapped && grow(rec.used + total) < 0) {
-		/* The entries so far stay; the rest is kept in the arena. */
-		msg_set_errno(errno, "cannot grow '%s'", rec.path);
+		/* The entries so far stay; no stack or thread table is
+		 * added after them (new stacks' samples are dropped). */
+		msg_set_errno(errno, "cannot grow '%s'",
+			      rec.file ? rec.path : "(private memory)");
 		rec.full = true;
 		agent_unlock(&agent_rec_lock);
 		warn_once(false, msg_last());
 		return NULL;
 	}
+	/* Past used the range is zero (a file's fresh pages, fallocate's
+	 * or a fork child's copy's, or fresh private memory; nothing is
+	 * written there but here, and a range that another process may
+	 * write, map_file_private's, is full): no zeros to store, no page
+	 * of a NULL body touched. */
 	e = (struct record_entry *)(rec.base + rec.used);
 	e->type = type;
 	e->size = (uint32_t)total;
-	e->reserved = 0;
 	if (body)
 		memcpy(e + 1, body, size);
-	else
-		memset(e + 1, 0, size);
-	memset((char *)(e + 1) + size, 0, total - sizeof(*e) - size);
 	end = rec.used + total;
 	rec.used = end;
 	__atomic_store_n(&agent_hdr->size, end, __ATOMIC_RELEASE);
@@ -545,33 +731,49 @@ void record_init(const char *cmdline, int64_t start_ns)
 	int fd, err;
 	void *p;
 
-	fd = create_file(getpid(), start_ns);
-	if (fd < 0) {
+	fd = create_file(getpid(), start_ns, true);
+	if (fd < 0)
 		warn_once(true, msg_last());
-		return;
-	}
 	p = mmap(NULL, RESERVE, PROT_NONE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
 		err = errno;
-		close(fd);
-		unlink(rec.path);
-		msg_set_errno(err, "cannot reserve its address range");
+		if (fd >= 0) {
+			close(fd);
+			unlink_own();
+		}
+		rec.warned = false;
+		msg_set_errno(err, "cannot reserve its address range (no "
+				   "profile can be made)");
 		warn_once(true, msg_last());
 		return;
 	}
 	rec.base = p;
-	rec.file = true;
-	if (map_more(fd, FIRST_MAP) < 0) {
+	rec.file = fd >= 0;
+	if (fd >= 0 && map_more(fd, FIRST_MAP) < 0) {
+		/* A full file system (tmpfs): the same layout in private
+		 * memory. */
 		msg_set_errno(errno, "cannot map '%s'", rec.path);
 		close(fd);
-		unlink(rec.path);
+		unlink_own();
+		fd = -1;
+		rec.file = false;
+		rec.mapped = 0;
+		warn_once(true, msg_last());
+	}
+	if (fd >= 0)
+		close(fd);
+	else
+		rec.path[0] = '\0';
+	if (!rec.file && map_anon(FIRST_MAP) < 0) {
 		munmap(rec.base, RESERVE);
 		rec.base = NULL;
+		rec.warned = false;
+		msg_set_errno(errno, "cannot map private memory for it (no "
+				     "profile can be made)");
 		warn_once(true, msg_last());
 		return;
 	}
-	close(fd);
 	rec.used = RECORD_DATA;
 	h = (struct record_header *)rec.base;
 	*h = private_hdr; /* the totals so far (none, at init) */
@@ -601,6 +803,7 @@ void record_init(const char *cmdline, int64_t start_ns)
 	phdr_foreach(init_visit, NULL);
 	agent_tab.ext_ctx = NULL;
 	agent_tab.ext_stack = stack_copy;
+	agent_tab.ext_only = true;
 }
 
 /* ---- fork ---- */
@@ -654,10 +857,14 @@ static int copy_anon(void)
  */
 static void detach_private(bool exact)
 {
-	if ((exact || map_file_private() < 0) && copy_anon() < 0)
-		map_file_private();
+	bool copied = exact && copy_anon() == 0;
+
+	if (!copied && map_file_private() < 0 && !exact)
+		copy_anon();
 	rec.file = false;
-	rec.full = true;
+	rec.path[0] = '\0';
+	/* A profiling child's copy grows in private memory (map_anon). */
+	rec.full = !copied;
 }
 
 /* The child's own file, holding the parent's used bytes, mapped at the
@@ -666,7 +873,7 @@ static int fork_own_file(pid_t pid, int64_t start_ns)
 {
 	uint64_t off = 0;
 	void *p;
-	int fd = create_file(pid, start_ns);
+	int fd = create_file(pid, start_ns, false);
 
 	if (fd < 0)
 		return -1;
@@ -696,6 +903,48 @@ fail:
 	return -1;
 }
 
+/*
+ * A fork child's copy of its parent's file was read from the mapping the
+ * parent kept writing meanwhile (MAP_SHARED is inherited): the fields
+ * that point at entries the parent appended after the fork, or that it
+ * changed, are set again from what the child knows (rec.used, agent_tab,
+ * copied at the fork under the locks). The weights are zeroed by the
+ * caller; the threads' slots by record_slots_after_fork().
+ */
+static void fork_repair(struct record_header *h)
+{
+	struct record_allocator *a = &h->allocator;
+
+	h->size = rec.used;
+	h->n_stacks = (uint32_t)agent_tab.n_ext;
+	h->gen = agent_tab.gen;
+	h->seq &= ~1u;
+	if (a->text && (a->text < RECORD_DATA ||
+			a->text + (uint64_t)a->text_cap > rec.used)) {
+		a->text = 0;
+		a->text_len = a->text_cap = 0;
+	}
+}
+
+void record_slots_after_fork(const struct record_thread *keep)
+{
+	for (size_t i = 0; i < rec.n_slots; i++) {
+		struct record_thread *s = rec.slots[i];
+
+		if (s == keep)
+			continue;
+		/* Its table (and so its offset) may be the parent's since:
+		 * none; a thread of the child that takes the slot makes
+		 * one. */
+		s->recs = 0;
+		s->recs_cap = 0;
+		s->alloc_count = s->free_count = s->alloc_bytes = 0;
+		s->samples = s->reentries = 0;
+		s->tid = 0;
+		s->state = RECORD_THREAD_FREE;
+	}
+}
+
 void record_after_fork_child(void)
 {
 	struct record_header *h = agent_hdr;
@@ -704,16 +953,20 @@ void record_after_fork_child(void)
 
 	if (!rec.base)
 		return;
-	if (agent_mode != AGENT_ON) {
+	if (!rec.file) {
+		/* Private memory: the child's own copy already. */
+		if (agent_mode != AGENT_ON)
+			return;
+	} else if (agent_mode != AGENT_ON) {
 		/* A child that does not profile: out of the file. */
 		detach_private(false);
 		return;
-	}
-	if (fork_own_file(getpid(), start_ns) < 0) {
+	} else if (fork_own_file(getpid(), start_ns) < 0) {
 		detach_private(true);
 		fmt_warn("warning: no record of this fork child kept: %s",
 			 msg_last());
 	}
+	fork_repair(h);
 	fill_identity(h, getpid(), start_ns);
 	h->parent_pid = parent;
 	h->flags |= RECORD_F_FORKED;
@@ -847,4 +1100,38 @@ void record_exit(int status, int64_t anon_bytes, int64_t anon_peak_bytes,
 	h->unseen_bytes = unseen_bytes;
 	h->exit_status = status;
 	__atomic_store_n(&h->state, RECORD_EXITED, __ATOMIC_RELEASE);
+}
+
+bool record_kept_for_run(void)
+{
+	for (size_t i = 0; i < sizeof(rec.token); i++)
+		if (rec.token[i])
+			return true;
+	return false;
+}
+
+void record_remove(void)
+{
+	if (!rec.base || !rec.file || record_kept_for_run())
+		return;
+	agent_lock(&agent_rec_lock);
+	unlink_own();
+	agent_unlock(&agent_rec_lock);
+}
+
+int record_view(struct record_view *v)
+{
+	int rc;
+
+	if (!rec.base) {
+		memset(v, 0, sizeof(*v));
+		return msg_set("no record of this process (its address range "
+			       "could not be reserved)");
+	}
+	/* No entry appended meanwhile: header.size stays within what is
+	 * mapped, and the tables checked stay where they are. */
+	agent_lock(&agent_rec_lock);
+	rc = record_check(rec.base, rec.mapped, &agent_alloc_hooks, v);
+	agent_unlock(&agent_rec_lock);
+	return rc;
 }

@@ -194,6 +194,8 @@ static struct record_stack *new_stack(struct stacktab *t, uint64_t h,
 			return s;
 		}
 	}
+	if (t->ext_only)
+		return NULL;
 	t->ext_stack = NULL; /* the ext stacks stay a prefix */
 	s = t_alloc(t, 1, size);
 	if (s)

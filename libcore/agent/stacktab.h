@@ -164,11 +164,14 @@ struct stacktab {
 	 * returns -1, after which the table allocates its stacks from a
 	 * for good (so stacks[0..n_ext) are ext's, in id order). ext's are
 	 * never freed by the table. Set after stacktab_init(), before the
-	 * first intern.
+	 * first intern. With ext_only set, no stack is made once ext_stack
+	 * fails (intern returns NULL, as when the table is full): every
+	 * stack is ext's (the agent's profiles are made from its record).
 	 */
 	int (*ext_stack)(void *ctx, const struct record_stack *s, size_t size,
 			 struct record_stack **copy);
 	void *ext_ctx;
+	bool ext_only;
 	size_t n_ext;
 	/* stacktab_seal() calls so far; read on every sample (hooks.c
 	 * thread_stack): not on the lines the weights section writes */

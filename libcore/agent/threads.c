@@ -230,19 +230,18 @@ static struct record_rec *rec_find(struct record_rec *recs, uint32_t cap,
 }
 
 /* Double t's table (16 records at first). The new one is published
- * under agent_reg_lock, which readers hold (agent_weights_sum), so the
- * old one may be freed after. */
+ * under agent_reg_lock, which a profile holds while it reads the tables
+ * (agent.c build_profile); the old one's entry becomes padding. */
 static int recs_grow(struct agent_thread *t)
 {
 	uint32_t cap = t->recs_cap ? 2 * t->recs_cap : 16;
 	struct record_rec *old = t->recs, *recs = NULL;
 
-	/* In the record (a RECS entry the thread's slot names) when it
-	 * has a slot there, else in the arena. */
+	/* In the record (a RECS entry the thread's slot names), where the
+	 * profiles read it; without a slot or room there, none: the
+	 * thread's weights go to the stacks' own values (weights_add). */
 	if (t->slot)
 		recs = record_append(RECORD_RECS, cap * sizeof(*recs), NULL);
-	if (!recs)
-		recs = arena_calloc(&agent_arena, cap, sizeof(*recs));
 	if (!recs)
 		return -1;
 	for (uint32_t i = 0; i < t->recs_cap; i++)
@@ -288,36 +287,6 @@ struct record_rec *agent_thread_rec(struct agent_thread *t, uint32_t id)
 	__atomic_store_n(&r->id, id, __ATOMIC_RELAXED);
 	t->recs_n++;
 	return t->rec = r;
-}
-
-struct stacktab_weights *agent_weights_sum(size_t *n_out)
-{
-	size_t n = stacktab_n_stacks(&agent_tab);
-	struct stacktab_weights *sum =
-		arena_calloc(&agent_arena, n ? n : 1, sizeof(*sum));
-
-	if (!sum)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		const struct record_stack *s =
-			stacktab_get(&agent_tab, (uint32_t)i + 1);
-
-		if (s)
-			stacktab_weights_of(&sum[i], s);
-	}
-	pthread_mutex_lock(&agent_reg_lock);
-	for (struct agent_thread *t = registry; t; t = t->next)
-		for (uint32_t j = 0; j < t->recs_cap; j++) {
-			uint32_t id = __atomic_load_n(&t->recs[j].id,
-						      __ATOMIC_RELAXED);
-
-			/* A stack interned since n was read: not yet. */
-			if (id && id <= n)
-				stacktab_rec_sum(&sum[id - 1], &t->recs[j]);
-		}
-	pthread_mutex_unlock(&agent_reg_lock);
-	*n_out = n;
-	return sum;
 }
 
 /* Is any registered thread inside unwind_backtrace() (hooks.c)? */
@@ -398,11 +367,11 @@ void agent_threads_after_fork_child(void)
 	 * copies. Start over with the forking thread alone, its records
 	 * zero (the stacks' ids stay). */
 	record_seq_begin();
+	record_slots_after_fork(t->state == AGENT_THREAD_LIVE ? t->slot : NULL);
 	for (struct agent_thread *o = registry; o; o = o->next) {
 		if (o == t)
 			continue;
-		if (o->slot)
-			record_thread_free(o->slot);
+		o->slot = NULL;
 		if (!record_owns(o->recs))
 			arena_free(&agent_arena, o->recs);
 	}

@@ -160,6 +160,10 @@ int pprof_add_sample(struct pprof_profile *p, const uint64_t *location_ids,
 int pprof_sample_type_index(const struct pprof_profile *p, const char *type);
 
 /*
+ * The codec (pprof_codec.c, protobuf-c and zlib): pprof_encode,
+ * pprof_free_buffer, pprof_write_fd and pprof_decode are in
+ * libpalloc-core only; the agent encodes with pprof_pack.h.
+ *
  * Encode to profile.proto, gzipped when gzip is true, into a buffer from
  * the profile's allocator (*buf, *len; the caller frees it with
  * pprof_free_buffer). Returns 0 or -1.

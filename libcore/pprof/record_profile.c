@@ -804,9 +804,12 @@ static void unseen_warning(const struct record_header *h,
 		   at_peak ? "at the peak" : "now",
 		   (long long)(unseen / mib + (unseen % mib >= mib / 2)),
 		   (long long)(heap / mib + (heap % mib >= mib / 2)));
-	if (o->unseen_owner)
+	if (o->unseen_owner && o->unseen_owner[0])
 		fmt_append(&b, "; likely owner: %s (%s)", o->unseen_owner,
 			   o->unseen_hint ? o->unseen_hint : "");
+	else if (o->unseen_owner)
+		fmt_append(&b, "; it was mapped by other means (mmap, another "
+			       "allocator)");
 }
 
 static int add_comments(struct build *b)

@@ -96,8 +96,10 @@ struct record_profile_opts {
 	 * differs from the command line. */
 	const char *title;
 	/* Who owns the memory malloc did not give, for the warning of
-	 * "memory at exit" (unseen.h): "the Go runtime" and what to do; NULL
-	 * when not known (the agent knows, a reader from outside does not). */
+	 * "memory at exit" (unseen.h): "the Go runtime" and what to do; ""
+	 * when the agent recognised none (the warning then says "mapped by
+	 * other means"); NULL when not known (the agent knows, a reader from
+	 * outside does not). */
 	const char *unseen_owner, *unseen_hint;
 	record_unmapped_fn unmapped; /* NULL: "[unmapped]" */
 	void *unmapped_ctx;
