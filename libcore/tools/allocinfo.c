@@ -201,6 +201,9 @@ static struct pprof_profile *snap_profile(const struct snap *s, bool allocs)
 
 static json_t *snap_doc(const struct snap *s, bool mallinfo)
 {
+	char path[64], *maps = NULL;
+	size_t len;
+	json_t *j;
 	struct record_docs_ctx c = {
 		.pid = s->pid,
 		.now_ns = s->now_ns,
@@ -209,8 +212,15 @@ static json_t *snap_doc(const struct snap *s, bool mallinfo)
 		.inconsistent = s->im.inconsistent,
 	};
 
-	return mallinfo ? record_docs_mallinfo(&s->v, &c)
-			: record_docs_stats(&s->v, &c);
+	if (s->pid) {
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
+		if (procfs_read_file(path, &maps, &len) == 0)
+			c.maps = maps;
+	}
+	j = mallinfo ? record_docs_mallinfo(&s->v, &c)
+		     : record_docs_stats(&s->v, &c);
+	free(maps);
+	return j;
 }
 
 /* ---- targets ---- */

@@ -7,6 +7,8 @@
 #include "procfs.h"
 #include "record_docs.h"
 
+#include <limits.h>
+
 #define UNSEEN_MIN_BYTES ((int64_t)16 << 20) /* agent/unseen.h's */
 
 const char *record_docs_allocator_name(uint32_t kind)
@@ -16,6 +18,54 @@ const char *record_docs_allocator_name(uint32_t kind)
 					    "mimalloc", "tcmalloc"};
 
 	return kind < ARRAY_SIZE(names) ? names[kind] : "unknown";
+}
+
+/* The path of the first mapping in maps whose base name starts with
+ * name, into out[cap]. */
+static bool maps_find(const char *maps, const char *name, char *out, size_t cap)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = maps; p && *p; p = strchr(p, '\n'), p += !!p) {
+		const char *eol = strchr(p, '\n'), *base = NULL, *path;
+
+		if (!eol)
+			eol = p + strlen(p);
+		path = memchr(p, '/', (size_t)(eol - p));
+		for (const char *q = p; q < eol; q++)
+			if (*q == '/')
+				base = q + 1;
+		if (!base || (size_t)(eol - base) < n ||
+		    memcmp(base, name, n) != 0)
+			continue;
+		snprintf(out, cap, "%.*s", (int)(eol - path), path);
+		return true;
+	}
+	return false;
+}
+
+uint32_t record_docs_allocator(const struct record_view *v, const char *maps,
+			       char *object, size_t cap)
+{
+	static const char *const libs[] = {"", "libc.so", "libjemalloc",
+					   "libmimalloc", "libtcmalloc"};
+	uint32_t kind = v->h->allocator.kind;
+
+	object[0] = '\0';
+	if (!maps)
+		return kind;
+	if (!v->h->allocator.time_unix_ns) {
+		kind = 0;
+		for (uint32_t k = 2; k < ARRAY_SIZE(libs) && !kind; k++)
+			if (maps_find(maps, libs[k], object, cap))
+				kind = k;
+		if (!kind && maps_find(maps, libs[1], object, cap))
+			kind = 1;
+		return kind;
+	}
+	if (kind > 0 && kind < ARRAY_SIZE(libs))
+		maps_find(maps, libs[kind], object, cap);
+	return kind;
 }
 
 /* ---- memory malloc did not give (agent/unseen.c, from outside) ---- */
@@ -269,7 +319,7 @@ json_t *record_docs_stats(const struct record_view *v,
 	bool exact;
 	int64_t inuse, peak, end;
 	const char *peak_source;
-	char text[512];
+	char text[512], object[PATH_MAX];
 	json_t *j;
 
 	record_stats(v, &st);
@@ -313,7 +363,8 @@ json_t *record_docs_stats(const struct record_view *v,
 					       : 0));
 	json_set(j, "stack_count", json_u64(st.n_stacks));
 	json_set(j, "allocator",
-		 json_string(record_docs_allocator_name(st.allocator->kind)));
+		 json_string(record_docs_allocator_name(record_docs_allocator(
+			 v, c->maps, object, sizeof(object)))));
 	set_i64(j, "allocator_allocated_bytes", st.allocator->allocated_bytes);
 	set_i64(j, "anon_bytes", u.anon_bytes);
 	set_i64(j, "anon_peak_bytes", u.anon_peak_bytes);
@@ -423,11 +474,14 @@ json_t *record_docs_mallinfo(const struct record_view *v,
 {
 	const struct record_allocator *a = &v->h->allocator;
 	json_t *j = doc_head("palloc-mallinfo", v, c), *spec;
+	char object[PATH_MAX];
+	uint32_t kind =
+		record_docs_allocator(v, c->maps, object, sizeof(object));
 	int heaps = -1;
 
-	json_set(j, "allocator",
-		 json_string(record_docs_allocator_name(a->kind)));
-	json_set(j, "allocator_object", json_null());
+	json_set(j, "allocator", json_string(record_docs_allocator_name(kind)));
+	json_set(j, "allocator_object",
+		 json_str_or_null(object[0] ? object : NULL));
 	if (a->kind == 1) {
 		spec = glibc_specific(v, a, &heaps);
 		comparable(j, a, heaps > 0 ? heaps : -1);

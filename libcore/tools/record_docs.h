@@ -25,6 +25,7 @@ struct record_docs_ctx {
 	const char *life;  /* "live", "exited", "killed" */
 	const char *path;  /* the record file, or NULL */
 	bool inconsistent; /* record_copy() kept a moving copy */
+	const char *maps;  /* /proc/PID/maps of a live process, or NULL */
 };
 
 /*
@@ -77,6 +78,16 @@ json_t *record_docs_stats(const struct record_view *v,
  */
 json_t *record_docs_mallinfo(const struct record_view *v,
 			     const struct record_docs_ctx *c);
+
+/*
+ * The allocator's kind as the record says it, or, when the agent has not
+ * taken the allocator's figures yet (time_unix_ns 0), as the mapped
+ * objects suggest (libjemalloc*, libmimalloc*, libtcmalloc*, else a
+ * mapped libc.so: glibc); the object's path into object[cap] ("" when
+ * none matches).
+ */
+uint32_t record_docs_allocator(const struct record_view *v, const char *maps,
+			       char *object, size_t cap);
 
 /* "glibc", "jemalloc", "mimalloc", "tcmalloc" or "unknown"
  * (allocstats.h's kinds, by number). */
