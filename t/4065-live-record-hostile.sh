@@ -56,7 +56,7 @@ for mode in $modes; do
 done
 diag "palloc-dump refused $refused of 9 scribbled records"
 check "a record scribbled whole is refused, saying why" \
-	grep -q "^palloc-dump: cannot reach agent of process '[0-9]*': record" \
+	grep -q "^palloc-dump: cannot reach agent of process '[0-9]*': record '.*\.rec': " \
 	all.err
 check "the idle-alloc helper found its record each time" \
 	test "$(grep -c scribbled scribble.out)" = 1

@@ -124,10 +124,16 @@ static int snap_fd(int fd, struct snap *s)
 	if (rc < 0)
 		return -1;
 	if (record_check(s->im.buf, s->im.len, NULL, &s->v) < 0) {
-		snprintf(why, sizeof(why), "%s", msg_last());
+		const char *w = msg_last();
+
+		if (strncmp(w, "record: ", 8) == 0)
+			w += 8;
+		snprintf(why, sizeof(why), "%s", w);
 		record_image_free(&s->im);
-		return msg_set("%s '%s'%s", why, s->path,
-			       s->pid ? "" : " (not a record)");
+		/* a file given by name is named by the command already */
+		if (!s->pid)
+			return msg_set("%s", why);
+		return msg_set("record '%s': %s", s->path, why);
 	}
 	s->now_ns = realtime_ns();
 	return 0;
