@@ -34,7 +34,8 @@ static int64_t xml_attr(const char *tag, size_t n, const char *name)
 					return -1;
 				v = v * 10 + (*p++ - '0');
 			}
-			return v;
+			/* the value ends at its quote: "132 000" is not 132 */
+			return p < end && *p == '"' ? v : -1;
 		}
 		p++;
 	}
