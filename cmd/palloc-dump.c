@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "allocinfo.h"
@@ -31,16 +32,18 @@ static PALLOC_NORETURN void usage(void)
 	       " %s [options] <pid>|<file>\n"
 	       " %s --serve <addr> [<pid>...]\n"
 	       "\n"
-	       "Without an operand, list the live palloc agents you can reach.\n"
-	       "With a <pid>, fetch a heap profile from that process's agent and\n"
-	       "symbolize it; with a <file>, read a pprof profile.\n"
+	       "Without an operand, list the processes under palloc you can read,\n"
+	       "and the records of those that ended. With a <pid>, read a heap\n"
+	       "profile from that process's record and symbolize it; with a <file>,\n"
+	       "read a pprof profile or a record.\n"
 	       "\n"
 	       "Options:\n"
 	       " -p, --pid <pid>             the process to fetch from\n"
 	       " -a, --allocs                the allocs profile (default sample type\n"
 	       "                               alloc_space)\n"
 	       " -s, --seconds <n>           the delta over the next <n> seconds\n"
-	       "     --stats                 the agent's exact counters instead\n"
+	       "     --stats                 the agent's exact counters instead (a pid\n"
+	       "                               or a record file)\n"
 	       " -o, --output <file>         write the profile (pprof, gzipped; - for\n"
 	       "                               stdout)\n"
 	       " -t, --top[=<n>]             print the top <n> functions (default %d;\n"
@@ -109,14 +112,82 @@ static void warn_cb(void *ctx, const char *message)
 	msg_warn("%s", message);
 }
 
-/* The agents table (or JSON) of palloc-dump without an operand. */
+/* "exited 3", "killed", "live": how a listed process is (or ended). */
+static void state_text(const struct allocinfo_agent *a, char *buf, size_t n)
+{
+	if (a->exited)
+		snprintf(buf, n, "exited %d", (int)a->exit_status);
+	else
+		snprintf(buf, n, "%s", a->state);
+}
+
+/* "12s", "3m", "5h", "2d": a duration for the table. */
+static void ago(double s, char *buf, size_t n)
+{
+	if (s < 0)
+		s = 0;
+	if (s < 120)
+		snprintf(buf, n, "%.0fs", s);
+	else if (s < 7200)
+		snprintf(buf, n, "%.0fm", s / 60);
+	else if (s < 172800)
+		snprintf(buf, n, "%.0fh", s / 3600);
+	else
+		snprintf(buf, n, "%.0fd", s / 86400);
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One process of the list as JSON. */
+static json_t *list_entry(const struct allocinfo_agent *a)
+{
+	json_t *e = json_object(), *s = a->stats;
+	json_t *up = json_object_get(s, "uptime_seconds");
+	bool live = strcmp(a->state, "live") == 0;
+	int64_t inuse = allocinfo_int(s, "sampled_inuse_bytes");
+
+	json_set(e, "pid", json_integer(a->pid));
+	json_set(e, "program",
+		 json_str_or_null(
+			 a->program[0] ? a->program
+			 : s ? json_string_value(json_object_get(s, "program"))
+			     : NULL));
+	if (!live && a->start_ns && a->end_ns >= a->start_ns)
+		json_set(e, "uptime_seconds",
+			 json_real((double)(a->end_ns - a->start_ns) / 1e9));
+	else
+		json_set(e, "uptime_seconds",
+			 json_real_or_null(json_is_number(up),
+					   json_number_value(up)));
+	json_set(e, "sampled_inuse_bytes",
+		 json_i64_or_null(s && inuse >= 0, inuse));
+	json_set(e, "error",
+		 json_str_or_null(s || !live ? (a->error[0] ? a->error : NULL)
+					     : a->error));
+	json_set(e, "state", json_string(a->state));
+	json_set(e, "exit_status", json_i64_or_null(a->exited, a->exit_status));
+	json_set(e, "end_time_ns",
+		 json_i64_or_null(!live && a->end_ns > 0, a->end_ns));
+	json_set(e, "record", json_str_or_null(a->path[0] ? a->path : NULL));
+	return e;
+}
+
+/* The processes table (or JSON) of palloc-dump without an operand: the
+ * live ones, then the records of those that ended. */
 static int list_agents(const struct opts *o)
 {
 	struct allocinfo_agent *a;
 	size_t n;
 	int rc = 0;
+	double now = now_seconds();
 
-	if (allocinfo_list(&a, &n, o->timeout_ms, warn_cb, NULL) < 0) {
+	if (allocinfo_list(&a, &n, o->timeout_ms, true, warn_cb, NULL) < 0) {
 		msg_error_last("cannot list agents");
 		return PALLOC_EXIT_TROUBLE;
 	}
@@ -128,33 +199,8 @@ static int list_agents(const struct opts *o)
 		 * "agents", its first name, stays in format_version 1. */
 		json_set(top, "processes", arr);
 		json_set(top, "agents", json_incref(arr));
-		for (size_t i = 0; i < n; i++) {
-			json_t *e = json_object(), *s = a[i].stats;
-
-			json_set(e, "pid", json_integer(a[i].pid));
-			json_set(e, "program",
-				 json_str_or_null(
-					 s ? json_string_value(json_object_get(
-						     s, "program"))
-					   : NULL));
-			json_set(e, "uptime_seconds",
-				 json_real_or_null(
-					 s && json_is_number(json_object_get(
-						      s, "uptime_seconds")),
-					 json_number_value(json_object_get(
-						 s, "uptime_seconds"))));
-			json_set(e, "sampled_inuse_bytes",
-				 json_i64_or_null(
-					 s && allocinfo_int(
-						      s,
-						      "sampled_inuse_bytes") >=
-							 0,
-					 allocinfo_int(s,
-						       "sampled_inuse_bytes")));
-			json_set(e, "error",
-				 json_str_or_null(s ? NULL : a[i].error));
-			json_push(arr, e);
-		}
+		for (size_t i = 0; i < n; i++)
+			json_push(arr, list_entry(&a[i]));
 		/* A write error is reported at exit (msg_init). */
 		if ((json_failed() ||
 		     json_print(stdout, top, JSON_INDENT(2)) < 0) &&
@@ -166,46 +212,62 @@ static int list_agents(const struct opts *o)
 		allocinfo_agents_free(a, n);
 		return rc;
 	}
-	printf("%8s  %-20s %12s %16s\n", "PID", "PROGRAM", "UPTIME",
-	       "SAMPLED_INUSE");
+	printf("%8s  %-20s %-10s %8s %8s %16s\n", "PID", "PROGRAM", "STATE",
+	       "UPTIME", "ENDED", "SAMPLED_INUSE");
 	for (size_t i = 0; i < n; i++) {
 		const json_t *s = a[i].stats;
-		const char *prog =
-			json_string_value(json_object_get(s, "program"));
-		char uptime[32] = "-", inuse[32] = "-", text[1024];
+		char uptime[32] = "-", inuse[32] = "-", ended[32] = "-";
+		char state[32], text[1024];
+		bool live = strcmp(a[i].state, "live") == 0;
 
-		/* what an agent says is printed escaped: it may be anyone's */
-		if (!s) {
-			printf("%8d  %-20s %12s %16s  (%s)\n", (int)a[i].pid,
-			       "?", "-", "-",
-			       msg_escape(a[i].error, text, sizeof(text)));
-			continue;
+		state_text(&a[i], state, sizeof(state));
+		if (live && s)
+			ago(json_number_value(
+				    json_object_get(s, "uptime_seconds")),
+			    uptime, sizeof(uptime));
+		else if (!live && a[i].start_ns && a[i].end_ns >= a[i].start_ns)
+			ago((double)(a[i].end_ns - a[i].start_ns) / 1e9, uptime,
+			    sizeof(uptime));
+		if (!live && a[i].end_ns > 0) {
+			ago(now - (double)a[i].end_ns / 1e9, ended,
+			    sizeof(ended));
+			snprintf(ended + strlen(ended),
+				 sizeof(ended) - strlen(ended), " ago");
 		}
-		snprintf(uptime, sizeof(uptime), "%.0fs",
-			 json_number_value(
-				 json_object_get(s, "uptime_seconds")));
 		if (allocinfo_int(s, "sampled_inuse_bytes") >= 0)
 			snprintf(inuse, sizeof(inuse), "%lld",
 				 (long long)allocinfo_int(
 					 s, "sampled_inuse_bytes"));
-		printf("%8d  %-20s %12s %16s\n", (int)a[i].pid,
-		       msg_escape(prog ? prog : "?", text, sizeof(text)),
-		       uptime, inuse);
+		/* what a process says is printed escaped: it may be anyone's */
+		printf("%8d  %-20s %-10s %8s %8s %16s", (int)a[i].pid,
+		       msg_escape(a[i].program[0] ? a[i].program : "?", text,
+				  sizeof(text)),
+		       state, uptime, ended, inuse);
+		if (a[i].error[0])
+			printf("  (%s)",
+			       msg_escape(a[i].error, text, sizeof(text)));
+		putchar('\n');
 	}
 	allocinfo_agents_free(a, n);
 	return rc;
 }
 
-/* --stats: the agent's counters, as JSON or "key value" lines. */
-static int dump_stats(pid_t pid, const struct opts *o)
+/* --stats: the agent's counters, as JSON or "key value" lines, of the
+ * process pid or of the record file path. */
+static int dump_stats(pid_t pid, const char *path, const struct opts *o)
 {
-	json_t *j =
-		allocinfo_get_json(pid, "/debug/palloc/stats", o->timeout_ms);
+	json_t *j = pid ? allocinfo_get_json(pid, "/debug/palloc/stats",
+					     o->timeout_ms)
+			: allocinfo_record_file_stats(path);
 	struct outfile of;
 
 	if (!j) {
-		msg_error("cannot reach agent of process '%d': %s", (int)pid,
-			  msg_last());
+		if (pid)
+			msg_error("cannot reach agent of process '%d': %s",
+				  (int)pid, msg_last());
+		else
+			msg_error("cannot read record '%s': %s", path,
+				  msg_last());
 		return PALLOC_EXIT_TROUBLE;
 	}
 	if (o->output) {
@@ -371,7 +433,7 @@ static int dump_pid(pid_t pid, const struct opts *o)
 	int rc;
 
 	if (o->stats)
-		return dump_stats(pid, o);
+		return dump_stats(pid, NULL, o);
 	snprintf(target, sizeof(target), "/debug/pprof/%s",
 		 o->allocs ? "allocs" : "heap");
 	if (o->seconds) {
@@ -405,9 +467,21 @@ static int dump_pid(pid_t pid, const struct opts *o)
 
 static int dump_file(const char *path, const struct opts *o)
 {
-	struct pprof_profile *p = pprof_read_file(path);
+	bool rec = allocinfo_is_record_file(path);
+	struct pprof_profile *p;
 	int rc;
 
+	if (!rec && (o->allocs || o->stats))
+		msg_usage(PALLOC_EXIT_TROUBLE,
+			  "--allocs and --stats need a pid or a record file");
+	if (o->stats)
+		return dump_stats(0, path, o);
+	p = rec ? allocinfo_record_file_profile(path, o->allocs)
+		: pprof_read_file(path);
+	if (!p && rec) {
+		msg_error("cannot read record '%s': %s", path, msg_last());
+		return PALLOC_EXIT_TROUBLE;
+	}
 	if (!p) {
 		/* "cannot read profile 'PATH': why": the path is named once */
 		msg_error("%s", msg_last());
@@ -626,9 +700,8 @@ int main(int argc, char **argv)
 				  "missing pid or file operand");
 		return list_agents(&o);
 	}
-	if (operand && (o.allocs || o.seconds || o.stats))
-		msg_usage(PALLOC_EXIT_TROUBLE,
-			  "--allocs, --seconds and --stats need a pid");
+	if (operand && o.seconds)
+		msg_usage(PALLOC_EXIT_TROUBLE, "--seconds needs a pid");
 	if (o.symbolize && o.no_symbolize)
 		msg_usage(PALLOC_EXIT_TROUBLE,
 			  "--symbolize and --no-symbolize are exclusive");

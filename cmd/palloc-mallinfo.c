@@ -166,7 +166,7 @@ static int list_agents(const struct opts *o)
 	json_t *top, *arr;
 	int rc = 0;
 
-	if (allocinfo_list(&a, &n, o->timeout_ms, list_warn, NULL) < 0) {
+	if (allocinfo_list(&a, &n, o->timeout_ms, true, list_warn, NULL) < 0) {
 		msg_error_last("cannot list agents");
 		return PALLOC_EXIT_TROUBLE;
 	}
@@ -174,35 +174,44 @@ static int list_agents(const struct opts *o)
 	arr = json_array();
 	json_set(top, "processes", arr);
 	if (!o->d.json)
-		printf("%8s  %-20s %-10s %16s\n", "PID", "PROGRAM", "ALLOCATOR",
-		       "ALLOCATED_BYTES");
+		printf("%8s  %-20s %-10s %-10s %16s\n", "PID", "PROGRAM",
+		       "STATE", "ALLOCATOR", "ALLOCATED_BYTES");
 	for (size_t i = 0; i < n; i++) {
 		const json_t *s = a[i].stats;
-		const char *prog =
-			json_string_value(json_object_get(s, "program"));
+		const char *prog = a[i].program[0] ? a[i].program : NULL;
 		const char *alloc =
 			json_string_value(json_object_get(s, "allocator"));
 		int64_t bytes = allocinfo_int(s, "allocator_allocated_bytes");
 		json_t *e = json_object();
-		char eprog[256], ealloc[64];
+		char eprog[256], ealloc[64], state[32];
 
 		json_set(e, "pid", json_integer(a[i].pid));
 		json_set(e, "program", json_str_or_null(prog));
 		json_set(e, "allocator", json_str_or_null(alloc));
 		json_set(e, "allocated_bytes",
 			 json_i64_or_null(bytes >= 0, bytes));
+		json_set(e, "state", json_string(a[i].state));
+		json_set(e, "exit_status",
+			 json_i64_or_null(a[i].exited, a[i].exit_status));
+		json_set(e, "record",
+			 json_str_or_null(a[i].path[0] ? a[i].path : NULL));
 		json_push(arr, e);
 		if (o->d.json)
 			continue;
 		/* the agent's words: any bytes its process chose */
 		msg_escape(prog ? prog : "?", eprog, sizeof(eprog));
 		msg_escape(alloc ? alloc : "?", ealloc, sizeof(ealloc));
-		if (bytes >= 0)
-			printf("%8d  %-20s %-10s %16lld\n", (int)a[i].pid,
-			       eprog, ealloc, (long long)bytes);
+		if (a[i].exited)
+			snprintf(state, sizeof(state), "exited %d",
+				 (int)a[i].exit_status);
 		else
-			printf("%8d  %-20s %-10s %16s\n", (int)a[i].pid, eprog,
-			       ealloc, "-");
+			snprintf(state, sizeof(state), "%s", a[i].state);
+		if (bytes >= 0)
+			printf("%8d  %-20s %-10s %-10s %16lld\n", (int)a[i].pid,
+			       eprog, state, ealloc, (long long)bytes);
+		else
+			printf("%8d  %-20s %-10s %-10s %16s\n", (int)a[i].pid,
+			       eprog, state, s ? ealloc : "-", "-");
 	}
 	/* A write error is reported at exit (msg_init). */
 	if (o->d.json &&

@@ -68,7 +68,7 @@ palloc-mallinfo $pid >glibc.txt
 check "glibc: table" grep -Eq '^allocator +glibc$' glibc.txt
 palloc-mallinfo >list.txt
 check "the list has the process with its allocator" \
-	grep -Eq "^ *$pid +python3 +glibc +[0-9]+$" list.txt
+	grep -Eq "^ *$pid +python3 +live +glibc +[0-9]+$" list.txt
 palloc-mallinfo --prom $pid >glibc.prom
 check "--prom: the allocator's families" \
 	grep -q "^palloc_allocator_allocated_bytes{pid=\"$pid\",program=\"python3\"} [0-9]" glibc.prom

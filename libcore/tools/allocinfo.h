@@ -1,70 +1,118 @@
 /* SPDX-License-Identifier: MIT */
-/* The commands' side of the agent: fetch stats, allocator state and profiles.
- */
+/* What the commands know of a process under palloc: stats, allocator state,
+ * profiles, read from its record. */
 #ifndef PALLOC_ALLOCINFO_H
 #define PALLOC_ALLOCINFO_H
 
 #include "common.h"
 #include "pprof.h"
+#include "wire/record.h"
 
 #include <jansson.h>
+#include <limits.h>
+#include <sys/types.h>
 
 /*
- * Thin helpers over ctlsock_get() for palloc-dump, palloc-mallinfo and the
- * HTTP server: one GET to a process's agent, the status checked, the body
- * decoded. On failure they return NULL with msg_set() holding the reason
- * only ("no such process", "timed out after 5000 ms", "agent answered 404
- * Not Found: ..."); the command adds "cannot reach agent of process 'PID'".
- * Thread-safe (no shared state).
+ * For palloc-dump, palloc-mallinfo, palloc-explain and the HTTP server:
+ * the documents an agent's control socket used to answer, by the same
+ * paths ("/debug/pprof/heap", "/debug/pprof/allocs", either with
+ * "?seconds=N", "/debug/palloc/stats", "/debug/palloc/mallinfo"), made
+ * here from the process's record (wire/record.h, tools/record_read.h):
+ * nothing runs in the target, so an idle, stopped or blocked process
+ * answers at once, exactly. A process that maps no record (an agent of
+ * before the record) is asked over its control socket (ctlsock_get()),
+ * as before; so is one whose /proc/PID/maps cannot be read.
+ *
+ * On failure they return NULL with msg_set() holding the reason only
+ * ("no such process", "record: entry at 16400: ...", "timed out after
+ * 5000 ms" from a socket); the command adds "cannot reach agent of
+ * process 'PID'". Thread-safe (no shared state).
  */
 
-/* Default wait for each read from an agent, in milliseconds. */
+/* Default wait for each read from an agent's socket, in milliseconds (a
+ * record is read without waiting). */
 #define ALLOCINFO_TIMEOUT_MS 10000
 
 /*
- * GET target and decode the JSON object answered. Returns a new reference
+ * The JSON object of target ("/debug/palloc/stats" or
+ * "/debug/palloc/mallinfo", record_docs.h). Returns a new reference
  * (json_decref), or NULL.
  */
 json_t *allocinfo_get_json(pid_t pid, const char *target, int timeout_ms);
 
 /*
- * GET target and decode the pprof profile answered (malloc'd; pprof_free).
+ * The profile of target (malloc'd; pprof_free), from the record: every
+ * sample type, the default inuse_space ("/debug/pprof/heap") or
+ * alloc_space ("/debug/pprof/allocs"), the title from /proc/PID/cmdline,
+ * frames in no loaded object named from /proc/PID/maps (JIT code). With
+ * "?seconds=N" (1 to 3600) the record is read twice N seconds apart
+ * (this thread sleeps) and the result is pprof_delta() of the two.
  * Returns NULL on error.
  */
 struct pprof_profile *allocinfo_get_profile(pid_t pid, const char *target,
 					    int timeout_ms);
 
 /*
- * GET target and return the body as it came (*body malloc'd, *len, and the
- * Content-Type into ctype[ctype_len] when ctype is not NULL), only for a
- * 200 answer. Returns 0, or -1.
+ * The body of target as served over HTTP (*body malloc'd, *len, and the
+ * Content-Type into ctype[ctype_len] when ctype is not NULL): a gzipped
+ * profile, or the JSON document and a newline. Returns 0, or -1.
  */
 int allocinfo_get_raw(pid_t pid, const char *target, int timeout_ms,
 		      char **body, size_t *len, char *ctype, size_t ctype_len);
 
-/* A live agent, as palloc-dump and palloc-mallinfo list them. */
+/* A process palloc-dump and palloc-mallinfo list. */
 struct allocinfo_agent {
 	pid_t pid;
-	json_t *stats; /* /debug/palloc/stats, or NULL when it did not answer */
-	char error[256]; /* why stats is NULL */
+	json_t *stats;	   /* /debug/palloc/stats, or NULL (dead, or error) */
+	char error[256];   /* why stats is NULL for a live process */
+	const char *state; /* "live", "exited", "killed" (record_read.h) */
+	bool exited;	   /* exit_status is set */
+	int32_t exit_status;
+	int64_t start_ns;	  /* CLOCK_REALTIME, 0 unknown */
+	int64_t end_ns;		  /* exited: at exit; killed: its last update */
+	char program[RECORD_STR]; /* "" unknown; the process's bytes */
+	char path[PATH_MAX];	  /* the record, "" for a socket */
 };
 
-/* Longest wait for each agent of a listing: one hung agent must not make
- * a listing of many take minutes. */
+/* Longest wait for each agent asked over its socket in a listing: one
+ * hung agent must not make a listing of many take minutes. */
 #define ALLOCINFO_LIST_TIMEOUT_MS 2000
 
 /*
- * The agents of ctlsock_list() with their stats, fetched with timeout_ms,
- * at most ALLOCINFO_LIST_TIMEOUT_MS per agent (one that does not answer in
- * time is listed with its error; the time is the whole exchange's). A
- * socket directory skipped as unsafe (ctlsock.h) is said to warn, when
- * not NULL. The error strings and stats come from other processes: escape
- * them (msg_escape) before printing. *out is malloc'd; free with
+ * The processes under palloc the caller can read: those whose
+ * /proc/PID/maps maps a record (record_find_live), with the stats of
+ * their record; those with only a control socket (ctlsock_list()),
+ * asked with timeout_ms (at most ALLOCINFO_LIST_TIMEOUT_MS); then, with
+ * dead, the records of the caller's record directory (record_list())
+ * whose process is gone, "exited" or "killed", without stats. Sorted by
+ * pid, then start time. A socket directory skipped as unsafe is said to
+ * warn, when not NULL. Strings come from other processes: escape them
+ * (msg_escape) before printing. *out is malloc'd; free with
  * allocinfo_agents_free. Returns 0 or -1.
  */
 int allocinfo_list(struct allocinfo_agent **out, size_t *n, int timeout_ms,
-		   void (*warn)(void *ctx, const char *msg), void *ctx);
+		   bool dead, void (*warn)(void *ctx, const char *msg),
+		   void *ctx);
 void allocinfo_agents_free(struct allocinfo_agent *a, size_t n);
+
+/* The pids of the live processes allocinfo_list() finds (records and
+ * sockets), sorted, malloc'd into *out. The count, or -1. */
+ssize_t allocinfo_live_pids(pid_t **out);
+
+/*
+ * A record file given by name (palloc-dump FILE.rec, pprof_read_file()):
+ * its profile, default sample type alloc_space when allocs, time the
+ * end (or the last update of a killed process). NULL with msg_set().
+ */
+struct pprof_profile *allocinfo_record_file_profile(const char *path,
+						    bool allocs);
+
+/* Its stats document (record_docs_stats(), "state" as record_list()
+ * would say). NULL with msg_set(). */
+json_t *allocinfo_record_file_stats(const char *path);
+
+/* Does the file at path start with the record's magic? */
+bool allocinfo_is_record_file(const char *path);
 
 /* Integer member key of obj, or -1 when absent, null or not an integer. */
 int64_t allocinfo_int(const json_t *obj, const char *key);

@@ -21,7 +21,6 @@
 
 #include "allocinfo.h"
 #include "cgroup.h"
-#include "ctlsock_client.h"
 #include "msg_cli.h"
 #include "num.h"
 #include "pprof.h"
@@ -94,8 +93,8 @@ static bool descends_from(pid_t pid, pid_t root)
 /* The current set, malloc'd into *out. Returns the count, or -1. */
 static ssize_t current_pids(const struct serve *s, pid_t **out)
 {
-	struct ctlsock_agent *a;
-	size_t n, k = 0;
+	pid_t *a;
+	ssize_t list, k = 0;
 
 	pid_t root = __atomic_load_n(&s->cfg.root_pid, __ATOMIC_ACQUIRE);
 
@@ -110,22 +109,18 @@ static ssize_t current_pids(const struct serve *s, pid_t **out)
 		memcpy(*out, s->pids, s->cfg.n_pids * sizeof(**out));
 		return (ssize_t)s->cfg.n_pids;
 	}
-	if (ctlsock_list(&a, &n) < 0)
+	list = allocinfo_live_pids(&a);
+	if (list < 0)
 		return -1;
-	*out = malloc((n + 1) * sizeof(**out));
-	if (!*out) {
-		free(a);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		pid_t p = a[i].pid;
+	*out = a;
+	for (ssize_t i = 0; i < list; i++) {
+		pid_t p = a[i];
 
 		if (root && !(p == root || (s->cfg.follow_descendants &&
 					    descends_from(p, root))))
 			continue;
 		(*out)[k++] = p;
 	}
-	free(a);
 	return (ssize_t)k;
 }
 
