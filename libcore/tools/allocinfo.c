@@ -326,6 +326,40 @@ struct pprof_profile *allocinfo_get_profile(pid_t pid, const char *target,
 	return p;
 }
 
+/*
+ * The record's allocator figures are the agent's last snapshot (at most
+ * one a second, from a sampled allocation): after a burst of allocations
+ * and then quiet, they lag. An agent that can answer now (one with a
+ * thread of its own, or a single-threaded program that is allocating)
+ * gives current ones: ask it briefly, and lay its members over the
+ * record's document (the record's own keys stay). An idle, stopped or
+ * dead process keeps the record's figures, whose age the document says.
+ */
+#define ALLOCINFO_FRESH_MS 250
+
+static void overlay_fresh(json_t *j, pid_t pid, const char *target,
+			  int timeout_ms)
+{
+	json_t *f = sock_get_json(pid, target,
+				  timeout_ms < ALLOCINFO_FRESH_MS
+					  ? timeout_ms
+					  : ALLOCINFO_FRESH_MS);
+	const char *key;
+	json_t *v;
+
+	if (!f)
+		return;
+	json_object_foreach(f, key, v) {
+		json_object_set(j, key, v);
+	}
+	if (json_object_get(j, "age_seconds"))
+		json_object_set_new(j, "age_seconds", json_real(0));
+	if (json_object_get(j, "time_ns"))
+		json_object_set_new(j, "time_ns",
+				    json_integer((json_int_t)realtime_ns()));
+	json_decref(f);
+}
+
 json_t *allocinfo_get_json(pid_t pid, const char *target, int timeout_ms)
 {
 	enum target_kind k;
@@ -347,6 +381,8 @@ json_t *allocinfo_get_json(pid_t pid, const char *target, int timeout_ms)
 		return NULL;
 	j = snap_doc(&s, k == T_MALLINFO);
 	snap_free(&s);
+	if (j)
+		overlay_fresh(j, pid, target, timeout_ms);
 	return j;
 }
 
