@@ -368,7 +368,7 @@ static bool profile_inuse(pid_t pid, const struct explain_opts *o, int64_t *sum,
 	*sd = r->has_stddev ? r->sum_stddev : NAN;
 	for (size_t i = 0; i < r->n_rows && i < o->top; i++) {
 		const struct report_row *row = &r->rows[i];
-		json_t *s = json_object();
+		json_t *s;
 		int64_t lo = 0, hi = 0;
 		bool ci = r->has_stddev &&
 			  report_interval(row->flat, row->flat_stddev, true,
@@ -376,6 +376,7 @@ static bool profile_inuse(pid_t pid, const struct explain_opts *o, int64_t *sum,
 
 		if (row->flat <= 0)
 			break;
+		s = json_object();
 		json_set(s, "function", json_str_or_null(row->name));
 		json_set(s, "inuse_bytes", json_i64_or_null(true, row->flat));
 		json_set(s, "ci95_low_bytes", json_i64_or_null(ci, lo));
