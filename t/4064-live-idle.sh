@@ -144,7 +144,9 @@ fi
 
 # The listing: live, exited and killed.
 start killed pause
-PALLOC_SAMPLE_RATE=1 LD_PRELOAD=$PALLOC_AGENT sh -c 'exit 3'
+# kept at exit as under palloc-run (a token), else removed (palloc(7))
+PALLOC_RUN_TOKEN=0123456789abcdef0123456789abcdef PALLOC_SAMPLE_RATE=1 \
+	LD_PRELOAD=$PALLOC_AGENT sh -c 'exit 3'
 kill -9 $killed
 wait $killed 2>/dev/null
 palloc-dump --json >list.json
