@@ -37,8 +37,9 @@ check "sleep started under the agent" test $? -eq 0
 kb=$(bss_kb $pid)
 check "the agent's .bss is found in smaps (${kb:-?} kB resident)" \
 	test -n "$kb"
-check "... and its 264 KiB table is not faulted in (${kb:-?} kB < 200 kB)" \
-	test "${kb:-999}" -lt 200
+# (the record's state in .bss brought it to 204 kB; the table is 264)
+check "... and its 264 KiB table is not faulted in (${kb:-?} kB < 240 kB)" \
+	test "${kb:-999}" -lt 240
 kill $pid
 wait $pid 2>/dev/null
 done_testing

@@ -1067,9 +1067,8 @@ void record_slow_point(uint64_t samples)
 	int64_t now;
 
 	/* Below 4 KiB nearly every allocation comes here: the clock (some
-	 * 35 instructions) is read at every 16th sample only, the first
-	 * included (a program that samples fewer still gets its figures). */
-	if (agent_cfg.rate < 4096 && samples % 16 != 1)
+	 * 35 instructions) is read at every 16th sample only. */
+	if (agent_cfg.rate < 4096 && samples % 16)
 		return;
 	now = realtime_ns(CLOCK_REALTIME_COARSE);
 

@@ -724,12 +724,15 @@ int allocinfo_list(struct allocinfo_agent **out, size_t *n, int timeout_ms,
 	if (timeout_ms > ALLOCINFO_LIST_TIMEOUT_MS)
 		timeout_ms = ALLOCINFO_LIST_TIMEOUT_MS;
 	if (list_records(&v, n, &cap) < 0 ||
-	    list_sockets(&v, n, &cap, timeout_ms, warn, ctx) < 0 ||
-	    (dead && list_dead(&v, n, &cap) < 0)) {
+	    list_sockets(&v, n, &cap, timeout_ms, warn, ctx) < 0) {
 		allocinfo_agents_free(v, *n);
 		*n = 0;
 		return -1;
 	}
+	/* An unreadable record directory (another user's, planted) hides
+	 * the dead records only: said, and the live ones still listed. */
+	if (dead && list_dead(&v, n, &cap) < 0 && warn)
+		warn(ctx, msg_last());
 	if (*n)
 		qsort(v, *n, sizeof(*v), cmp_agent);
 	*out = v ? v : calloc(1, sizeof(*v));
