@@ -150,7 +150,7 @@ if leaker=$(command -v leaker); then
 	# the wait on stopped agents of other programs there.
 	vg 0 "palloc-mallinfo lists the agents" palloc-mallinfo --timeout 1
 	check "palloc-mallinfo lists the leaker" \
-		grep -Eq "^ *$pid +leaker +glibc" "out.$_vg"
+		grep -Eq "^ *$pid +leaker +live +glibc" "out.$_vg"
 	vg 0 "palloc-dump lists the agents" palloc-dump --timeout 1
 	check "palloc-dump lists the leaker" grep -Eq "^ *$pid +leaker" \
 		"out.$_vg"
