@@ -31,10 +31,11 @@
 static volatile sig_atomic_t handled;
 static int fork_mode;
 
-/* The next SIGALRM of fork mode, 1 ms from now (async-signal-safe). */
+/* The next SIGALRM, 1 ms (fork) or 200 us from now (async-signal-safe):
+ * re-armed by the handler, so a slow handler never starves the loop. */
 static void rearm(void)
 {
-	struct itimerval it = {.it_value = {.tv_usec = 1000}};
+	struct itimerval it = {.it_value = {.tv_usec = fork_mode ? 1000 : 200}};
 
 	setitimer(ITIMER_REAL, &it, NULL);
 }
@@ -54,6 +55,7 @@ static void on_alarm(int sig)
 		/* Above the tcache bins (1032 bytes): from the arena, under its
 		 * lock once glibc believes the process multithreaded. */
 		free(malloc(2048 + (size_t)(handled % 2048)));
+		rearm();
 	}
 	handled++;
 }
@@ -93,7 +95,7 @@ static void threads_line(void)
 
 int main(int argc, char **argv)
 {
-	struct itimerval it = {{0, 200}, {0, 200}};
+	struct itimerval it = {{0, 0}, {0, 200}};
 	struct sigaction sa;
 	long n = argc > 2 ? strtol(argv[2], NULL, 10) : 1000;
 	unsigned long i = 0;
