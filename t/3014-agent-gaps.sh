@@ -11,7 +11,7 @@
 need_agent
 need_pprof
 
-plan 11
+plan 12
 
 # A thread that allocates nothing frees 1000 blocks main allocated.
 LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=1 PALLOC_OUTPUT=free.pb.gz \
@@ -65,10 +65,21 @@ for r in 0 1; do
 		PALLOC_OUTPUT=exact$r.pb.gz alloc-exact basic >/dev/null 2>&1
 	comments exact$r.pb.gz ec$r.txt
 done
-e0=$(sed -n 's/^exact: \(.*\) (usable sizes)$/\1/p' ec0.txt)
-e1=$(sed -n 's/^exact: \(.*\) (usable sizes)$/\1/p' ec1.txt)
-check "exact inuse/peak equal at rate 0 and 1 ($e0 / $e1)" \
-	test -n "$e0" -a "$e0" = "$e1"
+# Equal up to the aligned blocks: their usable sizes depend on where the
+# heap puts them (glibc splits off remainders below 32 bytes with the
+# block), and the agent's own allocations at rate 1 move the heap. Five
+# aligned blocks stay live: 160 bytes at most, against the 2008 that the
+# realloc bug took.
+exact_pair() {
+	sed -n 's/^exact: inuse_bytes \([0-9]*\), peak_inuse_bytes \([0-9]*\) (usable sizes)$/\1 \2/p' "$1"
+}
+# close A B: A and B are numbers within 160 of each other.
+close() {
+	test -n "$1" -a -n "$2" && test $(($1 - $2)) -le 160 -a $(($2 - $1)) -le 160
+}
+set -- $(exact_pair ec0.txt) $(exact_pair ec1.txt)
+check "exact inuse at rate 0 and 1 within 160 bytes ($1, $3)" close "$1" "$3"
+check "exact peak at rate 0 and 1 within 160 bytes ($2, $4)" close "$2" "$4"
 
 LD_PRELOAD="$PALLOC_AGENT" PALLOC_SEED=x1 PALLOC_OUTPUT=seed.pb.gz \
 	alloc-exact none >/dev/null 2>err.txt
