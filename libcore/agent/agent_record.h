@@ -114,8 +114,11 @@ void record_after_fork_child(void);
 
 /* In a fork child, while its threads are put back to the forking one
  * alone: every slot but keep is freed, without its table (the parent
- * may have moved it after the fork). Inside record_seq_begin/end. */
-void record_slots_after_fork(const struct record_thread *keep);
+ * may have moved it after the fork); keep's table is set to recs (cap
+ * records; none unless recs lies in the record). Inside
+ * record_seq_begin/end. */
+void record_slots_after_fork(const struct record_thread *keep,
+			     const struct record_rec *recs, uint32_t cap);
 
 /*
  * Objects loaded since the last look (dl_iterate_phdr's dlpi_adds) get

@@ -38,15 +38,20 @@ struct agent_lock agent_mod_lock = AGENT_LOCK_INIT;
 /*
  * The record's state, private to the process (a fork child has its own
  * copy, so used is what the child itself knows of, whatever its parent
- * appends meanwhile). base, mapped, used, file, full, path, dev, ino
- * change under agent_rec_lock (base at init and in a fork child only).
+ * appends meanwhile). base, mapped, used, n_stacks, text, file, full,
+ * path, dev, ino change under agent_rec_lock (base at init and in a fork
+ * child only). The header's size, n_stacks and allocator.text are
+ * published from them, never read back: a fork child's header is a copy
+ * taken after the fork, which may name its parent's later entries.
  */
 static struct {
-	char *base;	 /* the reserved range; NULL: no record */
-	uint64_t used;	 /* the entries end here */
-	uint64_t mapped; /* bytes of the file mapped at base */
-	bool file;	 /* a file backs it (else private memory) */
-	bool full;	 /* an append failed: none after it */
+	char *base;	   /* the reserved range; NULL: no record */
+	uint64_t used;	   /* the entries end here */
+	uint64_t mapped;   /* bytes of the file mapped at base */
+	uint32_t n_stacks; /* STACK entries */
+	uint64_t text;	   /* the TEXT entry's body, or 0 */
+	bool file;	   /* a file backs it (else private memory) */
+	bool full;	   /* an append failed: none after it */
 	bool warned;
 	char path[PATH_MAX]; /* the file's, or "" */
 	dev_t dev;
@@ -460,10 +465,12 @@ void *record_append(uint32_t type, size_t size, const void *body)
 	if (body)
 		memcpy(e + 1, body, size);
 	end = rec.used + total;
+	if (type == RECORD_TEXT && !rec.text)
+		rec.text = rec.used + sizeof(*e);
 	rec.used = end;
 	__atomic_store_n(&agent_hdr->size, end, __ATOMIC_RELEASE);
 	if (type == RECORD_STACK)
-		__atomic_store_n(&agent_hdr->n_stacks, agent_hdr->n_stacks + 1,
+		__atomic_store_n(&agent_hdr->n_stacks, ++rec.n_stacks,
 				 __ATOMIC_RELEASE);
 	agent_unlock(&agent_rec_lock);
 	return e + 1;
@@ -905,34 +912,49 @@ fail:
 
 /*
  * A fork child's copy of its parent's file was read from the mapping the
- * parent kept writing meanwhile (MAP_SHARED is inherited): the fields
- * that point at entries the parent appended after the fork, or that it
- * changed, are set again from what the child knows (rec.used, agent_tab,
- * copied at the fork under the locks). The weights are zeroed by the
- * caller; the threads' slots by record_slots_after_fork().
+ * parent kept writing meanwhile (MAP_SHARED is inherited): the header
+ * and the entries below used may name what the parent did since (its
+ * size, n_stacks, seq; an allocator text appended where the child's own
+ * entries go next; a module unloaded). They are set again from what the
+ * child knew at the fork (rec, agent_tab: copied under the fork's
+ * locks). The weights are zeroed by the caller; the threads' slots by
+ * record_slots_after_fork().
  */
 static void fork_repair(struct record_header *h)
 {
 	struct record_allocator *a = &h->allocator;
 
-	h->size = rec.used;
-	h->n_stacks = (uint32_t)agent_tab.n_ext;
+	__atomic_store_n(&h->size, rec.used, __ATOMIC_RELEASE);
+	h->n_stacks = rec.n_stacks;
 	h->gen = agent_tab.gen;
 	h->seq &= ~1u;
-	if (a->text && (a->text < RECORD_DATA ||
-			a->text + (uint64_t)a->text_cap > rec.used)) {
-		a->text = 0;
-		a->text_len = a->text_cap = 0;
-	}
+	if (a->text != rec.text)
+		a->text_len = 0;
+	a->text = rec.text;
+	a->text_cap = rec.text ? RECORD_TEXT_MAX : 0;
+	a->seq &= ~1u;
+	for (size_t i = 0; i < rec.n_mods; i++)
+		if (rec.mods[i]->unload_gen > agent_tab.gen)
+			rec.mods[i]->unload_gen = 0;
 }
 
-void record_slots_after_fork(const struct record_thread *keep)
+void record_slots_after_fork(const struct record_thread *keep,
+			     const struct record_rec *recs, uint32_t cap)
 {
 	for (size_t i = 0; i < rec.n_slots; i++) {
 		struct record_thread *s = rec.slots[i];
 
-		if (s == keep)
+		if (s == keep) {
+			/* Its table is the one the child writes, whatever
+			 * the parent's thread made of the slot since (a
+			 * larger table, the old one a PAD entry). */
+			s->recs = record_owns(recs) ? record_offset(recs) : 0;
+			s->recs_cap = s->recs ? cap : 0;
+			if (s->recs)
+				((struct record_entry *)recs - 1)->type =
+					RECORD_RECS;
 			continue;
+		}
 		/* Its table (and so its offset) may be the parent's since:
 		 * none; a thread of the child that takes the slot makes
 		 * one. */
@@ -975,7 +997,6 @@ void record_after_fork_child(void)
 	h->unseen_bytes = -1;
 	rec.next_snapshot_ns = 0;
 	agent_lock_reset(&rec.snapshot_lock);
-	h->allocator.seq &= ~1u;
 }
 
 /* ---- totals, allocator, exit ---- */
@@ -1009,16 +1030,16 @@ void record_allocator_snapshot(void)
 	agent_guard_enter();
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	if (!a->text) {
-		text = record_append(RECORD_TEXT, RECORD_TEXT_MAX, NULL);
-		if (text) {
-			a->text_cap = RECORD_TEXT_MAX;
-			__atomic_store_n(&a->text, record_offset(text),
-					 __ATOMIC_RELEASE);
-		}
-	} else {
-		text = record_at(a->text);
+	/* rec.text, set with the append (a fork between the two knows of
+	 * the entry), not a->text (a fork child's may be its parent's). */
+	if (!rec.text)
+		record_append(RECORD_TEXT, RECORD_TEXT_MAX, NULL);
+	if (rec.text && a->text != rec.text) {
+		a->text_len = 0;
+		a->text_cap = RECORD_TEXT_MAX;
+		__atomic_store_n(&a->text, rec.text, __ATOMIC_RELEASE);
 	}
+	text = rec.text ? record_at(rec.text) : NULL;
 	kind = allocstats_comparable(&c);
 	seq = a->seq;
 	__atomic_store_n(&a->seq, seq + 1, __ATOMIC_RELAXED);

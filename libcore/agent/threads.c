@@ -367,7 +367,8 @@ void agent_threads_after_fork_child(void)
 	 * copies. Start over with the forking thread alone, its records
 	 * zero (the stacks' ids stay). */
 	record_seq_begin();
-	record_slots_after_fork(t->state == AGENT_THREAD_LIVE ? t->slot : NULL);
+	record_slots_after_fork(t->state == AGENT_THREAD_LIVE ? t->slot : NULL,
+				t->recs, t->recs_cap);
 	for (struct agent_thread *o = registry; o; o = o->next) {
 		if (o == t)
 			continue;

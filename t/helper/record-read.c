@@ -19,7 +19,9 @@
  *	ALLOC_OBJECTS ALLOC_SPACE INUSE_OBJECTS INUSE_SPACE | THREAD
  *
  * (the stack's own values plus the records of every live thread,
- * rounded). Exits 1 with a message when the record is malformed.
+ * rounded). Exits 1 with a message when the record is malformed, or when
+ * an offset names no entry of its type: the allocator's text, a thread's
+ * weight table (an entry written over another's body).
  */
 
 static const char *me = "record-read";
@@ -28,6 +30,21 @@ static PALLOC_NORETURN void bad(const char *what)
 {
 	fprintf(stderr, "%s: %s\n", me, what);
 	exit(1);
+}
+
+/* The body size of the entry of type whose body starts at off, or 0. */
+static uint64_t body_at(const char *base, uint64_t size, uint64_t off,
+			uint32_t type)
+{
+	for (uint64_t o = RECORD_DATA; o < size;) {
+		const struct record_entry *e =
+			(const struct record_entry *)(base + o);
+
+		if (o + sizeof(*e) == off)
+			return e->type == type ? e->size - sizeof(*e) : 0;
+		o += e->size;
+	}
+	return 0;
 }
 
 static long long rnd(double v)
@@ -147,6 +164,22 @@ int main(int argc, char **argv)
 			bad("unknown entry type");
 		}
 		off += e->size;
+	}
+	if (h->allocator.text &&
+	    (h->allocator.text_cap >
+		     body_at(base, size, h->allocator.text, RECORD_TEXT) ||
+	     h->allocator.text_len >= h->allocator.text_cap))
+		bad("the allocator's text is not in a TEXT entry");
+	for (off = RECORD_DATA; off < size;) {
+		const struct record_entry *e =
+			(const struct record_entry *)(base + off);
+		const struct record_thread *t = (const void *)(e + 1);
+
+		off += e->size;
+		if (e->type == RECORD_THREAD && t->recs &&
+		    (uint64_t)t->recs_cap * sizeof(struct record_rec) >
+			    body_at(base, size, t->recs, RECORD_RECS))
+			bad("a thread's weights are not in a RECS entry");
 	}
 	printf("stack_entries %zu\n", n_stacks);
 	printf("modules %zu\n", n_mods);
