@@ -410,8 +410,6 @@ static void unwind_setup_libunwind(void)
 
 int unwind_init(enum unwind_mode mode)
 {
-	uintptr_t pcs[8];
-
 	if (mode != UNWIND_FP && mode != UNWIND_DWARF && mode != UNWIND_AUTO)
 		return msg_set("unknown unwinder mode %d", (int)mode);
 	unwind_setup_libunwind();
@@ -424,9 +422,18 @@ int unwind_init(enum unwind_mode mode)
 		return msg_set("cannot set libunwind's caching policy");
 	unwind_cur = mode;
 	/*
-	 * Warm up in this thread: libunwind initialises itself and maps its
-	 * caches on the first walk; the fp walk reads the stack bounds.
+	 * No walk here. libunwind initialised itself above (its lock, its
+	 * memory validation, the accessors); what a first walk adds is per
+	 * thread and made on the first walk of every thread alike: the fast
+	 * trace's hash of frame shapes (once per process a pthread_once and
+	 * a key, then an mmap of 16,384 slots filled in: 82,000
+	 * instructions) and the fp walk's stack bounds. The first sample of
+	 * each thread pays it, under the guard (its calls into the
+	 * allocator pass through, uncounted, before the thread's "warm"),
+	 * with the fork fence of hooks.c around it, as every other thread's
+	 * first sample always has; glibc's pthread_once is fork-safe. A
+	 * process that samples nothing no longer pays it (130,000
+	 * instructions of /bin/true's start).
 	 */
-	unwind_backtrace(pcs, ARRAY_SIZE(pcs), 0);
 	return 0;
 }

@@ -62,11 +62,12 @@ int unwind_parse_mode(const char *s, enum unwind_mode *out);
 const char *unwind_mode_name(enum unwind_mode m);
 
 /*
- * Select the unwinder used by unwind_backtrace() in every thread, and warm
- * it up in the calling thread: the stack bounds of this thread (fp), the
- * libunwind per-thread caching policy and caches (dwarf, auto). Call it
- * once before the malloc hooks go live; it may allocate (libunwind,
- * pthread_getattr_np) and must run under the agent's reentrancy guard.
+ * Select the unwinder used by unwind_backtrace() in every thread, and set
+ * libunwind up: initialised, its per-thread caching policy. No walk: each
+ * thread's caches (libunwind's, the fp walk's stack bounds) are made by
+ * its first unwind_backtrace(). Call it once before the malloc hooks go
+ * live; it may allocate (libunwind) and must run under the agent's
+ * reentrancy guard.
  * Calling it again switches the mode (the unit test does; the agent does
  * not). The first call also makes libunwind validate memory without a
  * descriptor and closes the pipe it opened for that (unwind.c): libunwind
