@@ -136,7 +136,11 @@ static void mount_line(const char *line, size_t len, void *arg)
 	const char *field[16];
 	size_t flen[16], nf = 0, dash = 0;
 	const char *s = line, *end = line + len;
+	const char *sep = memmem(line, len, " - ", 3);
 
+	/* Most lines are not cgroup mounts: rejected before the split. */
+	if (!sep || (size_t)(end - sep) < 3 + 6 || memcmp(sep + 3, "cgroup", 6))
+		return;
 	while (s < end && nf < 16) {
 		const char *e = memchr(s, ' ', (size_t)(end - s));
 
