@@ -13,6 +13,9 @@
 # With PALLOC_BEFORE=OLD.so, that agent too. Only the program's own
 # process is counted: valgrind runs env(1), which execs the program in
 # the same pid, and the file callgrind leaves holds that image only.
+# XDG_RUNTIME_DIR is an empty directory of the run's: the agent's record
+# and socket directory then holds no other process's files (on a shared
+# machine /tmp/palloc-UID may hold hundreds, each looked at).
 # PALLOC_STARTUP_TOP=N prints the agent's N most expensive functions
 # (inclusive) for the LD_PRELOAD run. The agent is $PALLOC_AGENT, else
 # libcore/.libs/libpalloc.so in the current directory or the source tree.
@@ -48,9 +51,11 @@ trap 'rm -rf "$tmp"' EXIT
 ir() {
 	local name=$1 f
 	shift
-	rm -rf "$tmp/run" && mkdir -p "$tmp/run/rec" || die "mkdir failed"
+	rm -rf "$tmp/run" && mkdir -p "$tmp/run/rec" "$tmp/run/xdg" &&
+		chmod 700 "$tmp/run/xdg" || die "mkdir failed"
 	(cd "$tmp/run" && valgrind --tool=callgrind --trace-children=yes \
-		--callgrind-out-file="$tmp/run/cg.%p" env "$@" \
+		--callgrind-out-file="$tmp/run/cg.%p" env \
+		XDG_RUNTIME_DIR="$tmp/run/xdg" "$@" \
 		PALLOC_OUTPUT="$tmp/run/p.%p.pb.gz" "${prog[@]}" \
 		>/dev/null 2>"$tmp/run/err") ||
 		die "$name: callgrind failed: $(tail -3 "$tmp/run/err")"

@@ -135,11 +135,16 @@ static void mount_line(const char *line, size_t len, void *arg)
 	struct cg_find *f = arg;
 	const char *field[16];
 	size_t flen[16], nf = 0, dash = 0;
-	const char *s = line, *end = line + len;
-	const char *sep = memmem(line, len, " - ", 3);
+	const char *s = line, *end = line + len, *sep = line;
 
-	/* Most lines are not cgroup mounts: rejected before the split. */
-	if (!sep || (size_t)(end - sep) < 3 + 6 || memcmp(sep + 3, "cgroup", 6))
+	/* Most lines are not cgroup mounts: rejected before the split, at
+	 * the first " - " (memchr: memmem costs more than the split). */
+	if (len < 3)
+		return;
+	while ((sep = memchr(sep + 1, '-', (size_t)(end - sep - 1))) &&
+	       (sep[-1] != ' ' || sep + 1 >= end || sep[1] != ' '))
+		;
+	if (!sep || (size_t)(end - sep) < 2 + 6 || memcmp(sep + 2, "cgroup", 6))
 		return;
 	while (s < end && nf < 16) {
 		const char *e = memchr(s, ' ', (size_t)(end - s));
