@@ -322,7 +322,7 @@ static int64_t heap_peak_bytes(void)
 
 void agent_get_unseen(struct unseen *u)
 {
-	unseen_measure(u, heap_peak_bytes());
+	unseen_measure(u, heap_peak_bytes(), true);
 }
 
 /*
@@ -959,7 +959,9 @@ static void exit_dump(void)
 	__atomic_store_n(&ag.interval_stop, 1, __ATOMIC_RELEASE);
 	if (control_stop)
 		control_stop();
-	agent_get_unseen(&exit_unseen);
+	/* The owner only for the warning (record_profile.c names it only
+	 * then): no read of /proc/self/maps at every exit. */
+	unseen_measure(&exit_unseen, heap_peak_bytes(), false);
 	exit_unseen_taken = true;
 	/* The record first: it is final even if the profile is not. The
 	 * allocator's figures (no profile shows them) only in a record that

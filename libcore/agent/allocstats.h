@@ -8,8 +8,9 @@
 
 /*
  * The allocator is detected at run time: the object that defines the malloc
- * the agent forwards to (dlsym(RTLD_NEXT, "malloc"), then dladdr) is asked
- * for mallctl (jemalloc, also je_mallctl), mi_process_info (mimalloc) and
+ * the agent forwards to (dlsym(RTLD_NEXT, "malloc"), then the loaded object
+ * containing it: phdr_object_path) is asked for mallctl (jemalloc, also
+ * je_mallctl), mi_process_info (mimalloc) and
  * MallocExtension_GetNumericProperty (tcmalloc); a malloc from libc.so is
  * glibc; anything else is "unknown". So LD_PRELOAD="libpalloc.so
  * libjemalloc.so.2" reports jemalloc.

@@ -3,6 +3,8 @@
 #include "hooks_int.h"
 #include "fmt.h"
 
+#include <dlfcn.h>
+
 /*
  * Each forwards to the next definition (libstdc++'s, or jemalloc's and
  * tcmalloc's own) with the guard set, so that libstdc++'s operator new,
@@ -17,6 +19,68 @@ static void quiet_leave(struct agent_thread **t)
 {
 	(*t)->quiet--;
 	(*t)->guard--;
+}
+
+/*
+ * The cleanup makes the compiler call _Unwind_Resume and name
+ * __gcc_personality_v0 as the frames' personality: libgcc_s's, whose
+ * loading (its mapping and relocation, some 20,000 instructions) every
+ * process paid, C or C++. They are defined here instead, local to the
+ * agent (libpalloc.map exports neither), and forward to the unwinder's
+ * own, found when an exception first goes through an agent frame: then
+ * a C++ runtime threw, so libgcc_s (or another unwinder defining them)
+ * is loaded. dlsym there runs outside any hook and agent lock, on the
+ * path of a failed operator new only. Their types are the unwinder's ABI
+ * (the Itanium C++ ABI's base level), declared here: <unwind.h> is
+ * libunwind's where its headers come first.
+ */
+struct _Unwind_Exception;
+struct _Unwind_Context;
+#define URC_CONTINUE_UNWIND 8 /* _Unwind_Reason_Code */
+typedef int (*personality_fn)(int version, int actions, uint64_t cls,
+			      struct _Unwind_Exception *ue,
+			      struct _Unwind_Context *ctx);
+typedef void (*resume_fn)(struct _Unwind_Exception *ue);
+int __gcc_personality_v0(int version, int actions, uint64_t cls,
+			 struct _Unwind_Exception *ue,
+			 struct _Unwind_Context *ctx);
+PALLOC_NORETURN void _Unwind_Resume(struct _Unwind_Exception *ue);
+
+static void *unwinder_sym(void **cache, const char *name)
+{
+	void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+
+	if (!f) {
+		f = dlsym(RTLD_DEFAULT, name);
+		__atomic_store_n(cache, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
+int __gcc_personality_v0(int version, int actions, uint64_t cls,
+			 struct _Unwind_Exception *ue,
+			 struct _Unwind_Context *ctx)
+{
+	static void *real;
+	personality_fn f =
+		(personality_fn)unwinder_sym(&real, "__gcc_personality_v0");
+
+	/* No unwinder's personality: as a frame without one. */
+	if (!f)
+		return URC_CONTINUE_UNWIND;
+	return f(version, actions, cls, ue, ctx);
+}
+
+void _Unwind_Resume(struct _Unwind_Exception *ue)
+{
+	static void *real;
+	resume_fn f = (resume_fn)unwinder_sym(&real, "_Unwind_Resume");
+
+	/* Only a landing pad of an unwinding exception calls this, so the
+	 * unwinder is loaded; it continues from this frame's caller. */
+	if (f)
+		f(ue);
+	abort();
 }
 
 #define QUIET_SCOPE(t)                                                         \

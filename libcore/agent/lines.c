@@ -28,13 +28,19 @@ int agent_lines(const char *path,
 		if (n <= 0)
 			break;
 		have += (size_t)n;
-		for (size_t i = 0; i < have; i++) {
-			if (buf[i] != '\n')
-				continue;
+		/* memchr, not a loop over the bytes: a tenth of the
+		 * instructions (/proc/self/maps is some 8 KiB). */
+		for (;;) {
+			const char *nl =
+				memchr(buf + start, '\n', have - start);
+
+			if (!nl)
+				break;
 			if (!skip)
-				fn(buf + start, i - start, arg);
+				fn(buf + start, (size_t)(nl - buf) - start,
+				   arg);
 			skip = false;
-			start = i + 1;
+			start = (size_t)(nl - buf) + 1;
 		}
 		/* A line longer than buf (no /proc/self/maps line is: PATH_MAX
 		 * is 4096) is dropped whole. */

@@ -117,6 +117,8 @@ int phdr_foreach(int (*fn)(const struct phdr_segment *seg, void *arg),
 struct find {
 	uintptr_t addr, start, limit;
 	bool found;
+	char *path; /* phdr_object_path: the object's name, or NULL */
+	size_t cap;
 };
 
 static int find_visit(struct dl_phdr_info *info, size_t size PALLOC_UNUSED,
@@ -142,6 +144,13 @@ static int find_visit(struct dl_phdr_info *info, size_t size PALLOC_UNUSED,
 	}
 	if (!inside)
 		return 0;
+	if (f->path) {
+		const char *name = info->dlpi_name ? info->dlpi_name : "";
+		size_t n = strnlen(name, f->cap - 1);
+
+		memcpy(f->path, name, n);
+		f->path[n] = '\0';
+	}
 	f->start = lo;
 	f->limit = hi;
 	f->found = true;
@@ -158,6 +167,16 @@ int phdr_object_text(uintptr_t addr, uintptr_t *start, uintptr_t *limit)
 	*start = f.start;
 	*limit = f.limit;
 	return 0;
+}
+
+int phdr_object_path(uintptr_t addr, char *path, size_t cap)
+{
+	struct find f = {.addr = addr, .path = path, .cap = cap};
+
+	if (!cap)
+		return -1;
+	dl_iterate_phdr(find_visit, &f);
+	return f.found ? 0 : -1;
 }
 
 /* ---- where the loader resolves a symbol ---- */

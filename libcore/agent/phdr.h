@@ -44,6 +44,15 @@ int phdr_foreach(int (*fn)(const struct phdr_segment *seg, void *arg),
 int phdr_object_text(uintptr_t addr, uintptr_t *start, uintptr_t *limit);
 
 /*
+ * The name the loader knows the object containing the code at addr by
+ * (dladdr(3)'s dli_fname: "" for the main executable) into path[cap], cut
+ * to cap - 1 bytes. Returns 0, or -1 when no executable segment of a
+ * loaded object contains addr. No allocation, no symbol table scanned
+ * (dladdr's cost); thread-safe, as phdr_object_text().
+ */
+int phdr_object_path(uintptr_t addr, char *path, size_t cap);
+
+/*
  * Where the loader resolves a symbol: the first loaded object, in the
  * order of dl_iterate_phdr(3) (glibc: the main executable, then the
  * LD_PRELOAD entries, then the dependencies breadth first, then objects

@@ -135,8 +135,17 @@ static void mount_line(const char *line, size_t len, void *arg)
 	struct cg_find *f = arg;
 	const char *field[16];
 	size_t flen[16], nf = 0, dash = 0;
-	const char *s = line, *end = line + len;
+	const char *s = line, *end = line + len, *sep = line;
 
+	/* Most lines are not cgroup mounts: rejected before the split, at
+	 * the first " - " (memchr: memmem costs more than the split). */
+	if (len < 3)
+		return;
+	while ((sep = memchr(sep + 1, '-', (size_t)(end - sep - 1))) &&
+	       (sep[-1] != ' ' || sep + 1 >= end || sep[1] != ' '))
+		;
+	if (!sep || (size_t)(end - sep) < 2 + 6 || memcmp(sep + 2, "cgroup", 6))
+		return;
 	while (s < end && nf < 16) {
 		const char *e = memchr(s, ' ', (size_t)(end - s));
 
@@ -264,7 +273,9 @@ static void find_cgroup(void)
 	struct fmt_buf b;
 	size_t mlen;
 
-	memset(&f, 0, sizeof(f));
+	/* Empty strings: not a memset of its 12 KiB. */
+	f.v2_path[0] = f.v1_path[0] = f.v2_root[0] = f.v2_mount[0] = '\0';
+	f.v1_root[0] = f.v1_mount[0] = '\0';
 	fmt_init(&b, file, sizeof(file));
 	fmt_append(&b, "%s/proc/self/cgroup", pr.sysroot);
 	if (agent_lines(file, cgroup_line, &f) < 0)

@@ -112,13 +112,11 @@ enum {
 /* What the mapping line line[0..n) maps, as MAPPED_* bits. */
 static unsigned map_line(const char *line, size_t n)
 {
-	const char *base = NULL;
+	const char *base = memrchr(line, '/', n);
 
-	for (size_t i = 0; i < n; i++)
-		if (line[i] == '/')
-			base = line + i + 1;
 	if (!base)
 		return 0;
+	base++;
 	n -= (size_t)(base - line);
 	if (n >= 9 && memcmp(base, "libjvm.so", 9) == 0)
 		return MAPPED_JVM;
@@ -177,7 +175,7 @@ static void find_owner(struct unseen *u)
 	}
 }
 
-void unseen_measure(struct unseen *u, int64_t heap_peak_bytes)
+void unseen_measure(struct unseen *u, int64_t heap_peak_bytes, bool owner)
 {
 	char status[4096];
 	struct allocstats_comparable c;
@@ -216,7 +214,8 @@ void unseen_measure(struct unseen *u, int64_t heap_peak_bytes)
 		u->unseen_bytes = 0;
 	u->most = u->unseen_bytes >= UNSEEN_MIN_BYTES &&
 		  u->unseen_bytes > base / 2;
-	find_owner(u);
+	if (owner || u->most)
+		find_owner(u);
 }
 
 void unseen_text(const struct unseen *u, char *buf, size_t cap)

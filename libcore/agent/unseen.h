@@ -46,8 +46,10 @@ bool unseen_is_go(void);
 
 /* Measure now. heap_peak_bytes: the sampled or exact peak of the malloc
  * heap (requested bytes plus overhead), or -1 when unknown (rate 0):
- * then only the current figures are compared. */
-void unseen_measure(struct unseen *u, int64_t heap_peak_bytes);
+ * then only the current figures are compared. The likely owner is found
+ * (a read of /proc/self/maps) when owner is true or most is set, else
+ * u->owner and u->hint stay NULL: the warning names it only then. */
+void unseen_measure(struct unseen *u, int64_t heap_peak_bytes, bool owner);
 
 /* The warning for u->most, without "palloc: warning: ", into buf[cap]:
  * "most of this process's memory did not come through malloc: ...". */

@@ -3,6 +3,7 @@
 #include "common.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -232,14 +233,34 @@ unwind_fast(uintptr_t *pcs, size_t max, unsigned skip)
 	return got - drop;
 }
 
+static bool unwind_lib_ready_slow(void);
+
+/* libunwind set up by unwind_lib_setup(): 0 not yet, 1 done, -1 failed. */
+static int unwind_lib_state;
+
+/* Is libunwind usable? Sets it up on the process's first walk. */
+static inline bool unwind_lib_ready(void)
+{
+	int s = __atomic_load_n(&unwind_lib_state, __ATOMIC_ACQUIRE);
+
+	if (likely(s > 0))
+		return true;
+	return s == 0 && unwind_lib_ready_slow();
+}
+
 __attribute__((noinline)) size_t unwind_backtrace(uintptr_t *pcs, size_t max,
 						  unsigned skip)
 {
+	enum unwind_mode mode = __atomic_load_n(&unwind_cur, __ATOMIC_RELAXED);
 	size_t n;
 
 	if (max == 0)
 		return 0;
-	switch (__atomic_load_n(&unwind_cur, __ATOMIC_RELAXED)) {
+	/* libunwind could not be set up: frame pointers, as unwind_init()
+	 * once fell back to. */
+	if (mode != UNWIND_FP && unlikely(!unwind_lib_ready()))
+		mode = UNWIND_FP;
+	switch (mode) {
 	case UNWIND_FP:
 		n = unwind_fp(pcs, max, skip);
 		break;
@@ -381,18 +402,16 @@ static bool unwind_is_validate_pipe(int r, int w)
  * numbers are the two lowest free ones, found first with a pipe of our
  * own: if another thread took them meanwhile, or libunwind was initialised
  * before (it then made no pipe now), the check fails and nothing is
- * closed. Once per process.
+ * closed. Then per-thread caches: no lock shared between threads on the
+ * unwind path (the global cache takes one, with signals masked, per
+ * step). Once per process (unwind_lib_once).
  */
-static void unwind_setup_libunwind(void)
+static void unwind_lib_setup(void)
 {
-	static bool done;
 	unw_accessors_t *acc;
 	int p[2];
 	bool probed;
 
-	if (done)
-		return;
-	done = true;
 	probed = pipe2(p, O_CLOEXEC) == 0;
 	if (probed) {
 		close(p[0]);
@@ -406,27 +425,40 @@ static void unwind_setup_libunwind(void)
 		close(p[0]);
 		close(p[1]);
 	}
+	__atomic_store_n(&unwind_lib_state,
+			 unw_set_caching_policy(unw_local_addr_space,
+						UNW_CACHE_PER_THREAD) < 0
+				 ? -1
+				 : 1,
+			 __ATOMIC_RELEASE);
+}
+
+/*
+ * Not at unwind_init() but at the first walk (170,000 instructions of
+ * every process's start, /bin/true's: libunwind's initialisation clears
+ * its global cache, the first walk maps and fills the fast trace's hash of
+ * frame shapes). The first walk runs inside a sample, as the first walk
+ * of every thread always has: under the agent's guard (calls into the
+ * allocator from libunwind pass through, uncounted, before the thread is
+ * "warm"), inside hooks.c's fork fence (no fork while a thread is in
+ * here), with no agent lock held. pthread_once makes the other threads
+ * wait for the one setting up, allocates nothing and is fork-safe. The
+ * pipe libunwind makes here lives for the few instructions until it is
+ * closed, as it did at start; where no descriptor is left (EMFILE),
+ * libunwind makes none and the check finds none.
+ */
+static __attribute__((noinline, cold)) bool unwind_lib_ready_slow(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, unwind_lib_setup);
+	return __atomic_load_n(&unwind_lib_state, __ATOMIC_ACQUIRE) > 0;
 }
 
 int unwind_init(enum unwind_mode mode)
 {
-	uintptr_t pcs[8];
-
 	if (mode != UNWIND_FP && mode != UNWIND_DWARF && mode != UNWIND_AUTO)
 		return msg_set("unknown unwinder mode %d", (int)mode);
-	unwind_setup_libunwind();
-	/*
-	 * Per-thread caches: no lock shared between threads on the unwind
-	 * path (the global cache takes one, with signals masked, per step).
-	 */
-	if (unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD) <
-	    0)
-		return msg_set("cannot set libunwind's caching policy");
 	unwind_cur = mode;
-	/*
-	 * Warm up in this thread: libunwind initialises itself and maps its
-	 * caches on the first walk; the fp walk reads the stack bounds.
-	 */
-	unwind_backtrace(pcs, ARRAY_SIZE(pcs), 0);
 	return 0;
 }

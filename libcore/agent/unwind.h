@@ -62,17 +62,16 @@ int unwind_parse_mode(const char *s, enum unwind_mode *out);
 const char *unwind_mode_name(enum unwind_mode m);
 
 /*
- * Select the unwinder used by unwind_backtrace() in every thread, and warm
- * it up in the calling thread: the stack bounds of this thread (fp), the
- * libunwind per-thread caching policy and caches (dwarf, auto). Call it
- * once before the malloc hooks go live; it may allocate (libunwind,
- * pthread_getattr_np) and must run under the agent's reentrancy guard.
+ * Select the unwinder used by unwind_backtrace() in every thread. Nothing
+ * else: libunwind is set up by the process's first walk in dwarf or auto
+ * mode (initialised, made to validate memory without a descriptor, the
+ * pipe it opened for that closed: it then holds no descriptor of the
+ * process; per-thread caches), and each thread's caches (libunwind's, the
+ * fp walk's stack bounds) by its first walk; a walk that finds libunwind
+ * unusable walks frame pointers. Call it before the malloc hooks go live.
  * Calling it again switches the mode (the unit test does; the agent does
- * not). The first call also makes libunwind validate memory without a
- * descriptor and closes the pipe it opened for that (unwind.c): libunwind
- * then holds no descriptor of the process. Returns 0, or -1 with
- * msg_set() for an unknown mode or a libunwind failure. Not thread-safe
- * against concurrent unwind_backtrace() calls.
+ * not). Returns 0, or -1 with msg_set() for an unknown mode. Not
+ * thread-safe against concurrent unwind_backtrace() calls.
  */
 int unwind_init(enum unwind_mode mode);
 
@@ -99,10 +98,10 @@ int unwind_init(enum unwind_mode mode);
  *
  * Safe inside malloc hooks under the agent's guard: it does not take a
  * lock the interposed functions hold and never calls malloc, except the
- * first walk in each thread (fp: pthread_getattr_np, which allocates; auto
- * and dwarf: libunwind's per-thread cache, mmap-backed) -- that is why the
- * guard must be held. Thread-safe; not async-signal-safe on a thread's
- * first call.
+ * first walk in each thread (fp: the stack bounds from /proc/self/maps;
+ * auto and dwarf: libunwind's per-thread cache, mmap-backed; the process's
+ * first: libunwind's set-up, unwind_init()) -- that is why the guard must
+ * be held. Thread-safe; not async-signal-safe on a thread's first call.
  */
 size_t unwind_backtrace(uintptr_t *pcs, size_t max, unsigned skip);
 

@@ -26,8 +26,19 @@ static void put(struct fmt_buf *b, char c)
 
 void fmt_mem(struct fmt_buf *b, const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		put(b, s[i]);
+	/* As put() for each byte, in one copy: what fits before the
+	 * terminating NUL, the rest cut. */
+	size_t room = b->len + 1 < b->cap ? b->cap - 1 - b->len : 0;
+
+	if (n > room) {
+		n = room;
+		b->truncated = true;
+	}
+	if (!n)
+		return;
+	memcpy(b->buf + b->len, s, n);
+	b->len += n;
+	b->buf[b->len] = '\0';
 }
 
 /* Digits of v in base (10 or 16), right-aligned in width with pad. */
@@ -61,7 +72,11 @@ void fmt_vappend(struct fmt_buf *b, const char *fmt, va_list ap)
 			0; /* 0 int, 1 long, 2 long long, 3 size_t, 4 intmax */
 
 		if (*f != '%') {
-			put(b, *f);
+			/* The text up to the next conversion in one copy. */
+			const char *e = strchrnul(f, '%');
+
+			fmt_mem(b, f, (size_t)(e - f));
+			f = e - 1;
 			continue;
 		}
 		f++;

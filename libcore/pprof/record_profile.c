@@ -648,11 +648,19 @@ static uint64_t unmapped(struct build *b, uint64_t addr)
 
 static uint64_t mapping_of(struct build *b, uint64_t addr, uint32_t gen)
 {
-	struct mapcache *c =
-		&b->cache[((addr >> 4) * 0x9e3779b97f4a7c15ULL + gen) >> 54];
+	struct mapcache *c;
 	size_t i;
 	uint64_t id;
 
+	/* Made at the first address: a profile without samples (a short
+	 * process's at exit) does not clear its 24 KiB. */
+	if (!b->cache) {
+		b->cache = pprof_int_alloc(b->a, MAPCACHE, sizeof(*b->cache));
+		if (!b->cache)
+			return 0;
+		memset(b->cache, 0, MAPCACHE * sizeof(*b->cache));
+	}
+	c = &b->cache[((addr >> 4) * 0x9e3779b97f4a7c15ULL + gen) >> 54];
 	if (c->id && c->addr == addr && c->gen == gen)
 		return c->id;
 	i = find_module(b, addr, gen);
@@ -941,11 +949,9 @@ struct pprof_profile *record_profile(const struct record_view *v,
 	b.mod_ids = pprof_int_alloc(b.a, nm, sizeof(*b.mod_ids));
 	b.order = pprof_int_alloc(b.a, nm, sizeof(*b.order));
 	b.max_limit = pprof_int_alloc(b.a, nm, sizeof(*b.max_limit));
-	b.cache = pprof_int_alloc(b.a, MAPCACHE, sizeof(*b.cache));
-	if (!b.mod_ids || !b.order || !b.max_limit || !b.cache)
+	if (!b.mod_ids || !b.order || !b.max_limit)
 		goto out;
 	memset(b.mod_ids, 0, nm * sizeof(*b.mod_ids));
-	memset(b.cache, 0, MAPCACHE * sizeof(*b.cache));
 	sort_modules(&b);
 	if (pprof_set_sample_types(
 		    b.p, types, (LOAD(h->flags) & RECORD_F_PEAK) ? 6 : 4) < 0 ||

@@ -87,5 +87,54 @@ int main(void)
 		tap_ok(fabs(est_b / true_b - 1) < 0.05 && est_o > 0,
 		       "bytes estimate %.4f of truth", est_b / true_b);
 	}
+
+	/*
+	 * The sampler's own -log(1 - u) and 1 - e^-y (the agent links no
+	 * libm) against libm's log1p and expm1: the intervals of a million
+	 * draws at three rates equal libm's ceil(-log1p(-u) rate) but for
+	 * rounding at an integer (at most 1 apart, and rarely), and the
+	 * weights over sizes from 1 byte to 2^40 within 1e-14 of 1/p.
+	 */
+	{
+		static const uint64_t rates[] = {3, 4096, 524288};
+		long differ = 0, far = 0;
+
+		for (size_t r = 0; r < sizeof(rates) / sizeof(*rates); r++) {
+			uint64_t a = sampler_seed(7, r, 9), c = a;
+
+			for (int i = 0; i < 1000000; i++) {
+				uint64_t got = sampler_interval(&a, rates[r]);
+				double u = (double)(sampler_next(&c) >> 11) *
+					   (1.0 / 9007199254740992.0);
+				double g = -log1p(-u) * (double)rates[r];
+				uint64_t want = g < 1.0 ? 1 : (uint64_t)ceil(g);
+
+				differ += got != want;
+				far += got + 1 < want || want + 1 < got;
+			}
+		}
+		tap_ok(far == 0 && differ < 30,
+		       "intervals as libm's: %ld of 3 M differ by 1, %ld more",
+		       differ, far);
+	}
+	{
+		double worst = 0;
+
+		for (uint64_t size = 1; size < (1ULL << 40);
+		     size += size / 7 + 1)
+			for (uint64_t rt = 2; rt < (1ULL << 32);
+			     rt += rt / 3 + 1) {
+				double want =
+					-expm1(-(double)size / (double)rt);
+				double e;
+
+				sampler_weight(rt, size, &o, &b);
+				e = fabs(o * want - 1);
+				if (e > worst)
+					worst = e;
+			}
+		tap_ok(worst < 1e-14, "weights as libm's: worst relative %.3g",
+		       worst);
+	}
 	return tap_done();
 }
