@@ -376,7 +376,7 @@ static __attribute__((noinline)) bool free_slow(void *p,
 
 		/* The guard alone (the countdown not held): nothing here
 		 * allocates, and a handler's malloc that is due finds it. */
-		t->guard++;
+		guard_enter_light(t);
 		agent_lock(&sh->lock);
 		found = stacktab_live_take(&agent_tab, (uintptr_t)p, &out);
 		agent_unlock(&sh->lock);
@@ -390,7 +390,7 @@ static __attribute__((noinline)) bool free_slow(void *p,
 		}
 		if (found && e)
 			*e = out;
-		t->guard--;
+		guard_leave_light(t);
 		if (found)
 			thread_sync(t);
 	}
@@ -608,9 +608,9 @@ static void *realloc_common(void *p, size_t n, size_t elem, bool array)
 		if (had) {
 			int saved = errno;
 
-			t->guard++;
+			guard_enter_light(t);
 			agent_restore(&e);
-			t->guard--;
+			guard_leave_light(t);
 			errno = saved;
 		}
 		return NULL;
@@ -626,9 +626,43 @@ static void *realloc_common(void *p, size_t n, size_t elem, bool array)
 	return q;
 }
 
+static __attribute__((noinline)) void *realloc_due(void *p, size_t n)
+{
+	left_give(&agent_tls, n);
+	return realloc_common(p, n, 1, false);
+}
+
+/* A failed realloc on the fast path: nothing was counted but the
+ * countdown, which gets its bytes back. */
+static __attribute__((noinline)) void *realloc_failed(size_t n)
+{
+	left_give(&agent_tls, n);
+	return NULL;
+}
+
+/*
+ * The fast path: a block that cannot be sampled (its filter bit clear:
+ * never in exact mode, at rate 1, or for a bootstrap block) resized to a
+ * size that is not due (nor guarded: left is 0 then) and not 0 (glibc's
+ * realloc(p, 0) frees); counted after the call, as realloc_common does.
+ */
 PALLOC_EXPORT HOT_ENTRY void *realloc(void *p, size_t n)
 {
-	return realloc_common(p, n, 1, false);
+	struct agent_thread *t = &agent_tls;
+	void *q;
+
+	if (unlikely(!p) || unlikely(!n) ||
+	    unlikely(stacktab_maybe_live(&agent_tab, (uintptr_t)p)))
+		return realloc_common(p, n, 1, false);
+	if (unlikely(left_take(t, n)))
+		return realloc_due(p, n);
+	q = agent_real.realloc(p, n);
+	if (unlikely(!q))
+		return realloc_failed(n);
+	t->alloc_count++;
+	if (unlikely(count_free(t)))
+		free_register(t);
+	return q;
 }
 
 PALLOC_EXPORT void *reallocarray(void *p, size_t n, size_t size)

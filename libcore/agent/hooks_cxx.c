@@ -28,17 +28,46 @@
  *    definition: the real malloc and free stand in, and a failing
  *    throwing new aborts (nothing could catch).
  */
-static void quiet_leave(struct agent_thread **t)
+struct quiet {
+	struct agent_thread *t;
+	uint64_t left, allocs;
+};
+
+/*
+ * The quiet guard, light: the countdown is not held (it stays where the
+ * fast path left it), only remembered with the counts, and what the
+ * forwarded call counted meanwhile (its own malloc and free, a signal
+ * handler's: as under the full guard) is dropped when the outermost guard
+ * is released. A due allocation inside finds the guard and is forwarded
+ * untracked (left_give), so nothing is sampled there.
+ */
+static inline void quiet_enter(struct quiet *q, struct agent_thread *t)
 {
-	(*t)->quiet--;
-	guard_leave(*t);
+	q->t = t;
+	q->left = t->left;
+	q->allocs = t->alloc_count;
+	if (!t->guard)
+		t->held_frees = t->free_count;
+	t->guard++;
+	t->quiet++;
+}
+
+static void quiet_leave(struct quiet *q)
+{
+	struct agent_thread *t = q->t;
+
+	if (t->guard == 1) {
+		t->free_count = t->held_frees;
+		t->alloc_count = q->allocs;
+		t->left = q->left;
+	}
+	t->quiet--;
+	t->guard--;
 }
 
 #define QUIET_SCOPE(t)                                                         \
-	struct agent_thread *quiet_t __attribute__((cleanup(quiet_leave))) =   \
-		(t);                                                           \
-	guard_enter(quiet_t);                                                  \
-	quiet_t->quiet++
+	struct quiet quiet_g __attribute__((cleanup(quiet_leave)));            \
+	quiet_enter(&quiet_g, (t))
 
 static PALLOC_NORETURN void new_failed(size_t n)
 {
@@ -70,7 +99,8 @@ static void *fallback_new(size_t n, size_t align, bool nothrow)
 #define FORWARD_NEW(fn, params, args, n, align, nothrow)                       \
 	static void *forward_##fn params                                       \
 	{                                                                      \
-		agent_resolve_real();                                          \
+		if (unlikely(!agent_real.fn))                                  \
+			agent_resolve_real();                                  \
 		QUIET_SCOPE(&agent_tls);                                       \
 		return agent_real.fn ? agent_real.fn args                      \
 				     : fallback_new(n, align, nothrow);        \
@@ -90,7 +120,8 @@ FORWARD_NEW(znam_al_nt, (size_t n, size_t al, const void *nt), (n, al, nt), n,
 #define FORWARD_DELETE(fn, params, args)                                       \
 	static void forward_##fn params                                        \
 	{                                                                      \
-		agent_resolve_real();                                          \
+		if (unlikely(!agent_real.fn))                                  \
+			agent_resolve_real();                                  \
 		QUIET_SCOPE(&agent_tls);                                       \
 		if (agent_real.fn)                                             \
 			agent_real.fn args;                                    \

@@ -211,6 +211,24 @@ static inline void guard_leave(struct agent_thread *t)
 	t->guard--;
 }
 
+/*
+ * The guard without holding the countdown, for the agent's sections that
+ * do not allocate (the free of a sampled block): a handler's allocation
+ * that is due finds it (no reentry into the locks held), the others are
+ * counted as the program's. held_frees is kept right for readers.
+ */
+static inline void guard_enter_light(struct agent_thread *t)
+{
+	if (!t->guard)
+		t->held_frees = t->free_count;
+	t->guard++;
+}
+
+static inline void guard_leave_light(struct agent_thread *t)
+{
+	t->guard--;
+}
+
 /* Thread t's free count, read by any thread: while t holds its guard,
  * the value it will go back to (a moment stale at worst). */
 static inline uint64_t thread_frees(const struct agent_thread *t)
