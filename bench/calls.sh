@@ -22,7 +22,8 @@
 #   tcmalloc       libtcmalloc-minimal4, TCMALLOC_SAMPLE_PARAMETER=0
 #   tcsample       the same sampling every 512 KiB
 #   palloc_tc      the agent over tcmalloc
-# A row whose library is not installed is left out. Needs cc, valgrind.
+# A row whose library is not installed is left out; PALLOC_CALLS_VARIANTS
+# picks rows. Needs cc, valgrind.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 kinds=${1:-malloc calloc realloc new}
@@ -61,6 +62,9 @@ variants="glibc forward palloc"
 [ -n "$before" ] && variants="$variants before"
 [ -f "$jemalloc" ] && variants="$variants jemalloc jeprof palloc_je"
 [ -f "$tcmalloc" ] && variants="$variants tcmalloc tcsample palloc_tc"
+# PALLOC_CALLS_VARIANTS: a subset of the rows, in that order (e.g.
+# "glibc palloc"); the rows an "added" column refers to must be in it.
+variants=${PALLOC_CALLS_VARIANTS:-$variants}
 
 # prefix VARIANT: the command prefix (env ...) that runs as VARIANT.
 prefix() {

@@ -41,10 +41,19 @@ struct agent_thread {
 	 */
 	uint64_t left;
 	uint64_t alloc_count, free_count;
-	unsigned guard; /* >0: the agent's own calls (nests): allocations
-			 * are forwarded untracked, frees uncounted */
-	unsigned quiet; /* the part of guard that is expected (C++
-			 * forwarding, fork): not counted as reentry */
+	union {
+		struct {
+			unsigned guard; /* >0: the agent's own calls (nests):
+					 * allocations are forwarded
+					 * untracked, frees uncounted */
+			unsigned quiet; /* the part of guard that is expected
+					 * (C++ forwarding, fork): not
+					 * counted as reentry; alone, the
+					 * light guard of C++ forwarding
+					 * (hooks_cxx.c) */
+		};
+		uint64_t guard_quiet; /* either: the slow paths' test */
+	};
 	/*
 	 * alloc_bytes (requested bytes, summed) is bytes_base - left, mod
 	 * 2^64: malloc's fast path lowers left by n and so counts n bytes

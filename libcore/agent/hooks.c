@@ -438,7 +438,7 @@ static __attribute__((noinline)) void free_register(struct agent_thread *t)
 {
 	int mode;
 
-	if (t->guard || t->state != AGENT_THREAD_NEW)
+	if (t->guard_quiet || t->state != AGENT_THREAD_NEW)
 		return;
 	mode = __atomic_load_n(&agent_mode, __ATOMIC_ACQUIRE);
 	if (mode == AGENT_ON) {
@@ -474,7 +474,7 @@ __attribute__((noinline)) bool free_marked(void *p)
 	}
 	/* The agent's own, or a signal handler's inside the agent (which
 	 * may hold the table's locks): forwarded, not looked up. */
-	if (t->guard)
+	if (t->guard_quiet)
 		return true;
 	if (agent_cfg.exact && agent_mode == AGENT_ON) {
 		int saved = errno;
@@ -492,7 +492,7 @@ __attribute__((noinline)) bool free_marked(void *p)
  * needs no frame): the guard's calls go through untracked. */
 static __attribute__((noinline)) void *malloc_due(size_t n)
 {
-	if (agent_tls.guard) {
+	if (agent_tls.guard_quiet) {
 		alloc_guarded(n);
 		return agent_real.malloc(n);
 	}
@@ -540,7 +540,7 @@ PALLOC_EXPORT HOT_ENTRY void free(void *p)
 static __attribute__((noinline)) void *calloc_due(size_t n, size_t size,
 						  size_t total)
 {
-	if (agent_tls.guard) {
+	if (agent_tls.guard_quiet) {
 		alloc_guarded(total);
 		return agent_real.calloc(n, size);
 	}
@@ -589,7 +589,7 @@ static void *realloc_common(void *p, size_t n, size_t elem, bool array)
 			       boot_size(p) < total ? boot_size(p) : total);
 		return q;
 	}
-	if (unlikely(t->guard)) {
+	if (unlikely(t->guard_quiet)) {
 		on_guarded(t);
 		return agent_real.realloc(p, total);
 	}

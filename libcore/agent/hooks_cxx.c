@@ -28,46 +28,39 @@
  *    definition: the real malloc and free stand in, and a failing
  *    throwing new aborts (nothing could catch).
  */
+/*
+ * The quiet guard, light: quiet alone is raised, which the slow paths
+ * take as the guard (guard_quiet) while the readers of the counts do not
+ * (thread_frees: nothing is held). The countdown and the counts are
+ * remembered and put back after the forwarded call: what it counted
+ * meanwhile (its own malloc, or free as jemalloc's delete calls it; a
+ * signal handler's, as under the full guard) is dropped. A due
+ * allocation inside is forwarded untracked (left_give), so nothing is
+ * sampled there. Under an outer guard the values put back are that
+ * guard's. The operator new's keep the countdown and the allocation
+ * count, the delete's the free count.
+ */
 struct quiet {
-	struct agent_thread *t;
 	uint64_t left, allocs;
 };
 
-/*
- * The quiet guard, light: the countdown is not held (it stays where the
- * fast path left it), only remembered with the counts, and what the
- * forwarded call counted meanwhile (its own malloc and free, a signal
- * handler's: as under the full guard) is dropped when the outermost guard
- * is released. A due allocation inside finds the guard and is forwarded
- * untracked (left_give), so nothing is sampled there.
- */
-static inline void quiet_enter(struct quiet *q, struct agent_thread *t)
+static inline void quiet_new_leave(struct quiet *q)
 {
-	q->t = t;
-	q->left = t->left;
-	q->allocs = t->alloc_count;
-	if (!t->guard)
-		t->held_frees = t->free_count;
-	t->guard++;
-	t->quiet++;
-}
+	struct agent_thread *t = &agent_tls;
 
-static void quiet_leave(struct quiet *q)
-{
-	struct agent_thread *t = q->t;
-
-	if (t->guard == 1) {
-		t->free_count = t->held_frees;
-		t->alloc_count = q->allocs;
-		t->left = q->left;
-	}
+	t->left = q->left;
+	t->alloc_count = q->allocs;
 	t->quiet--;
-	t->guard--;
 }
 
-#define QUIET_SCOPE(t)                                                         \
-	struct quiet quiet_g __attribute__((cleanup(quiet_leave)));            \
-	quiet_enter(&quiet_g, (t))
+/* Forward a call of operator new: thrown through, the cleanup puts the
+ * counts back. */
+#define QUIET_NEW(t)                                                           \
+	struct quiet quiet_g __attribute__((cleanup(quiet_new_leave))) = {     \
+		.left = (t)->left,                                             \
+		.allocs = (t)->alloc_count,                                    \
+	};                                                                     \
+	(t)->quiet++
 
 static PALLOC_NORETURN void new_failed(size_t n)
 {
@@ -99,9 +92,11 @@ static void *fallback_new(size_t n, size_t align, bool nothrow)
 #define FORWARD_NEW(fn, params, args, n, align, nothrow)                       \
 	static void *forward_##fn params                                       \
 	{                                                                      \
+		struct agent_thread *t = &agent_tls;                           \
+                                                                               \
 		if (unlikely(!agent_real.fn))                                  \
 			agent_resolve_real();                                  \
-		QUIET_SCOPE(&agent_tls);                                       \
+		QUIET_NEW(t);                                                  \
 		return agent_real.fn ? agent_real.fn args                      \
 				     : fallback_new(n, align, nothrow);        \
 	}
@@ -117,16 +112,23 @@ FORWARD_NEW(znwm_al_nt, (size_t n, size_t al, const void *nt), (n, al, nt), n,
 FORWARD_NEW(znam_al_nt, (size_t n, size_t al, const void *nt), (n, al, nt), n,
 	    al, true)
 
+/* operator delete does not throw: the free count put back inline. */
 #define FORWARD_DELETE(fn, params, args)                                       \
 	static void forward_##fn params                                        \
 	{                                                                      \
+		struct agent_thread *t = &agent_tls;                           \
+		uint64_t frees;                                                \
+                                                                               \
 		if (unlikely(!agent_real.fn))                                  \
 			agent_resolve_real();                                  \
-		QUIET_SCOPE(&agent_tls);                                       \
+		frees = t->free_count;                                         \
+		t->quiet++;                                                    \
 		if (agent_real.fn)                                             \
 			agent_real.fn args;                                    \
 		else                                                           \
 			agent_real.free(p);                                    \
+		t->free_count = frees;                                         \
+		t->quiet--;                                                    \
 	}
 
 FORWARD_DELETE(zdlpv, (void *p), (p))
@@ -246,7 +248,7 @@ void agent_cxx_resolve(bool new_direct, bool delete_direct)
 		void *p;                                                       \
                                                                                \
 		left_give(t, n);                                               \
-		if (t->guard) {                                                \
+		if (t->guard_quiet) {                                          \
 			on_guarded(t);                                         \
 			return ways.fn args;                                   \
 		}                                                              \

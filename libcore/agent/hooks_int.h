@@ -280,7 +280,7 @@ static inline void on_alloc(struct agent_thread *t, void *p, size_t n)
 		t->alloc_count++;
 		return;
 	}
-	if (unlikely(t->guard))
+	if (unlikely(t->guard_quiet))
 		alloc_guarded(n);
 	else
 		alloc_slow(p, n);
