@@ -286,18 +286,47 @@ static void exact_add(int64_t d)
  * agent not (or no longer) running. Called after the real allocation with
  * its result, left_take(n) done; errno is preserved.
  */
+/*
+ * alloc_slow()'s guard: guard_enter() for a thread whose guard is not
+ * held and whose countdown was just taken to or below 0, without moving
+ * it into bytes_base (a reader meanwhile sees alloc_bytes short of this
+ * call's bytes at most); slow_leave() moves both once, as guard_leave()
+ * does. Returns the countdown taken (left_take(n) done: before - n).
+ */
+static inline uint64_t slow_enter(struct agent_thread *t)
+{
+	t->held_frees = t->free_count;
+	t->guard = 1;
+	return left_swap0(t);
+}
+
+static inline void slow_leave(struct agent_thread *t, uint64_t taken)
+{
+	uint64_t l = t->held;
+	unsigned seq = t->seq;
+
+	t->free_count = t->held_frees;
+	__atomic_store_n(&t->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&t->bytes_base, t->bytes_base - taken + l,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&t->left, l, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
+	t->guard = 0;
+}
+
 __attribute__((noinline)) void *alloc_slow(void *p, size_t n)
 {
 	struct agent_thread *t = &agent_tls;
 	int saved = errno;
-	uint64_t before;
+	uint64_t taken, before;
 
 	/* The agent takes locks and sets the countdown here: a signal
 	 * handler that allocates on this thread meanwhile must not come back
 	 * in, and the agent's own allocations are not the program's. */
-	guard_enter(t);
+	taken = slow_enter(t);
 	/* The countdown before this call (left_take took n from it). */
-	before = t->held + n;
+	before = taken + n;
 	/* Before this allocation is counted: a snapshot taken here shows
 	 * the heap as it was before the call. */
 	if (agent_mode == AGENT_ON && t->state == AGENT_THREAD_LIVE)
@@ -339,7 +368,7 @@ __attribute__((noinline)) void *alloc_slow(void *p, size_t n)
 	thread_sync(t);
 	record_slow_point(t->samples);
 out:
-	guard_leave(t);
+	slow_leave(t, taken);
 	errno = saved;
 	return p;
 }
