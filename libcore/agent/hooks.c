@@ -487,6 +487,11 @@ static __attribute__((noinline)) void free_register(struct agent_thread *t)
 
 __attribute__((noinline)) bool free_first(void *p)
 {
+	/* A bootstrap block: uncounted, and the test stays armed. */
+	if (is_boot(p)) {
+		agent_tls.free_count = UINT64_MAX;
+		return false;
+	}
 	free_register(&agent_tls);
 	if (stacktab_maybe_live(&agent_tab, (uintptr_t)p))
 		return free_marked(p);
