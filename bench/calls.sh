@@ -13,7 +13,8 @@
 #   glibc          the program alone
 #   forward        bench/agent/forward.c preloaded (the floor of any
 #                  interposer: it only forwards)
-#   palloc         the agent ($PALLOC_AGENT, else the build's), default rate
+#   palloc         the agent ($PALLOC_AGENT, else the build's), default rate,
+#                  PALLOC_SEED=1 (the same samples in every run)
 #   before         $PALLOC_BEFORE (another libpalloc.so), if set
 #   jemalloc       libjemalloc2 preloaded
 #   jeprof         jemalloc with prof:true,lg_prof_sample:19 (its sampling
@@ -68,22 +69,23 @@ variants=${PALLOC_CALLS_VARIANTS:-$variants}
 
 # prefix VARIANT: the command prefix (env ...) that runs as VARIANT.
 prefix() {
-	local o="PALLOC_OUTPUT=$tmp/out.%p.pb.gz"
+	# PALLOC_SEED: the same samples in every run, so the counts repeat.
+	local o=("PALLOC_OUTPUT=$tmp/out.%p.pb.gz" PALLOC_SEED=1)
 	case $1 in
 	glibc) pre=(env) ;;
 	forward) pre=(env "LD_PRELOAD=$tmp/forward.so") ;;
-	palloc) pre=(env "LD_PRELOAD=$agent" "$o") ;;
-	before) pre=(env "LD_PRELOAD=$before" "$o") ;;
+	palloc) pre=(env "LD_PRELOAD=$agent" "${o[@]}") ;;
+	before) pre=(env "LD_PRELOAD=$before" "${o[@]}") ;;
 	jemalloc) pre=(env "LD_PRELOAD=$jemalloc") ;;
 	jeprof)
 		pre=(env "LD_PRELOAD=$jemalloc"
 			"MALLOC_CONF=prof:true,lg_prof_sample:19") ;;
-	palloc_je) pre=(env "LD_PRELOAD=$agent:$jemalloc" "$o") ;;
+	palloc_je) pre=(env "LD_PRELOAD=$agent:$jemalloc" "${o[@]}") ;;
 	tcmalloc) pre=(env "LD_PRELOAD=$tcmalloc" TCMALLOC_SAMPLE_PARAMETER=0) ;;
 	tcsample)
 		pre=(env "LD_PRELOAD=$tcmalloc"
 			TCMALLOC_SAMPLE_PARAMETER=524288) ;;
-	palloc_tc) pre=(env "LD_PRELOAD=$agent:$tcmalloc" "$o") ;;
+	palloc_tc) pre=(env "LD_PRELOAD=$agent:$tcmalloc" "${o[@]}") ;;
 	esac
 }
 
