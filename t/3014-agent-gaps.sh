@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Gaps closed after the agent's first version: a thread that only frees
-# is counted (it registers on its first free); PALLOC_PEAK=1 writes a peak
+# is counted (it registers on its first free, at rate 1 and at the
+# default rate); PALLOC_PEAK=1 writes a peak
 # file (the output name with ".peak" before ".pb.gz", or %n = "peak") at
 # new high-water marks, at most once a second, from an agent thread;
 # PALLOC_SEED is validated; exact mode counts a sampled block's realloc
@@ -11,7 +12,7 @@
 need_agent
 need_pprof
 
-plan 12
+plan 13
 
 # A thread that allocates nothing frees 1000 blocks main allocated.
 LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=1 PALLOC_OUTPUT=free.pb.gz \
@@ -21,6 +22,14 @@ comments free.pb.gz c.txt
 fc=$(sed -n 's/^counters: .*free_count \([0-9]*\),.*/\1/p' c.txt)
 # 1000 by the thread, 1 (the pointer array) by main, plus libc's own.
 check "free_count $fc includes the free-only thread's 1000 frees" \
+	test "${fc:-0}" -ge 1001
+# The same at the default rate, where only the thread's first free
+# leaves the fast path (its count's carry) to register it.
+LD_PRELOAD="$PALLOC_AGENT" PALLOC_OUTPUT=free-d.pb.gz \
+	alloc-exact freeonly 1000 >out-d.txt 2>err-d.txt
+comments free-d.pb.gz c-d.txt
+fc=$(sed -n 's/^counters: .*free_count \([0-9]*\),.*/\1/p' c-d.txt)
+check "default rate: free_count $fc includes the free-only thread's frees" \
 	test "${fc:-0}" -ge 1001
 
 # PALLOC_PEAK=1: 300 x 1 MiB live at the peak, then all freed.

@@ -1096,9 +1096,11 @@ __attribute__((constructor(101))) static void agent_init(void)
 	 * fault in its 264 KiB (some 45 page faults) for nothing. */
 	agent_tab.a = agent_alloc_hooks;
 	agent_tab.max_stacks = 65536;
-	/* Rate 1 samples every block: every free looks (stacktab.h). */
-	if (agent_cfg.rate == 1) {
+	/* Rate 1 samples every block: every free looks (stacktab.h); so
+	 * does exact mode, for the size of every block freed. */
+	if (agent_cfg.rate == 1 || agent_cfg.exact)
 		stacktab_all_live(&agent_tab);
+	if (agent_cfg.rate == 1) {
 		/* The exact peak needs the locked section's order. */
 		agent_per_thread = !agent_cfg.peak;
 	}

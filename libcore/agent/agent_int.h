@@ -19,8 +19,9 @@
  * Per-thread state, in initial-exec TLS so that the hot path reaches it
  * with one %fs-relative access and no call to __tls_get_addr (which may
  * allocate on first use). Initialised by the loader from the TLS image
- * (threads.c): all zero except slow_free. left == 0 sends a thread's first
- * allocation to the slow path, slow_free == 1 its first free; either
+ * (threads.c): all zero except free_count. left == 0 sends a thread's
+ * first allocation to the slow path, and free_count == UINT64_MAX its
+ * first free (the count wraps to 0: the carry is the test); either
  * registers the thread.
  */
 enum agent_thread_state {
@@ -30,33 +31,43 @@ enum agent_thread_state {
 };
 
 struct agent_thread {
-	uint64_t left; /* bytes until the next sample; 0: slow path */
 	/*
-	 * The free fast path tests guard and slow_free with one 64-bit load
-	 * (gate): either non-zero sends the free to free_gated().
+	 * Bytes until the next sample. malloc's fast path subtracts n and
+	 * takes the slow path when that reaches or passes 0 (hooks_int.h
+	 * left_take): so 0 sends every allocation there, which is how the
+	 * guard, exact mode, a new thread and the agent off or disabled are
+	 * seen without a test of their own. While the guard is held left is
+	 * 0 and the countdown waits in held (hooks_int.h guard_enter).
 	 */
+	uint64_t left;
+	uint64_t alloc_count, free_count;
 	union {
 		struct {
-			unsigned guard;	    /* >0: forward untracked (nests) */
-			unsigned slow_free; /* 1: not registered yet (the
-					     * TLS image's value), or exact
-					     * mode (frees need sizes) */
+			unsigned guard; /* >0: the agent's own calls (nests):
+					 * allocations are forwarded
+					 * untracked, frees uncounted */
+			unsigned quiet; /* the part of guard that is expected
+					 * (C++ forwarding, fork): not
+					 * counted as reentry; alone, the
+					 * light guard of C++ forwarding
+					 * (hooks_cxx.c) */
 		};
-		uint64_t gate;
+		uint64_t guard_quiet; /* either: the slow paths' test */
 	};
-	unsigned quiet; /* the part of guard that is expected (C++
-			 * forwarding, fork): not counted as reentry */
-	uint64_t alloc_count, free_count;
 	/*
 	 * alloc_bytes (requested bytes, summed) is bytes_base - left, mod
 	 * 2^64: malloc's fast path lowers left by n and so counts n bytes
-	 * with no add of its own. Any other change of left goes through
-	 * count_bytes() (hooks_int.h), which moves bytes_base with it under
+	 * with no add of its own. Whenever left and bytes_base change
+	 * together (guard_enter, guard_leave: hooks_int.h) they do so under
 	 * seq, a seqcount (odd while the pair changes) for readers on other
 	 * threads.
 	 */
 	uint64_t bytes_base;
 	unsigned seq;
+	uint64_t held;	      /* the countdown while the guard is held */
+	uint64_t held_frees;  /* free_count when the guard was taken: the
+			       * frees counted meanwhile are the agent's */
+	uint64_t early_frees; /* frees before the agent started */
 	uint64_t sample_left; /* exact mode: countdown (left stays 0) */
 	uint64_t rng;
 	uint64_t reentries; /* guarded allocations after warm-up */
@@ -139,7 +150,7 @@ extern int agent_fork_pending;
 bool agent_threads_unwinding(void);
 extern struct arena agent_arena;
 extern struct pprof_allocator agent_alloc_hooks;
-extern struct stacktab agent_tab;
+extern struct stacktab agent_tab __attribute__((visibility("hidden")));
 /*
  * The totals live in the record's header (agent_hdr, agent_record.h), so
  * that a reader outside sees them: dropped (samples dropped; samples are
@@ -202,7 +213,7 @@ void agent_boot_mark(void);
 /* Create the pthread key whose destructor folds an exiting thread. */
 int agent_threads_init(void);
 /* Per-thread setup for the calling thread (registry, PRNG, countdown,
- * slow_free). */
+ * the first-free test disarmed). Takes the guard itself. */
 void agent_thread_setup(struct agent_thread *t);
 /* Sum the counters of every registered thread plus the exited ones. */
 void agent_sum_counters(uint64_t *alloc_count, uint64_t *free_count,

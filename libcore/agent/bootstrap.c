@@ -117,6 +117,29 @@ static bool is_self(void *f)
 	       (uintptr_t)f < (uintptr_t)_end;
 }
 
+/* Is f in libstdc++ (whose operator new is a loop around malloc, and
+ * operator delete free)? */
+static bool is_libstdcxx(void *f)
+{
+	Dl_info a;
+	const char *base;
+
+	if (!f || !dladdr(f, &a) || !a.dli_fname)
+		return false;
+	base = strrchr(a.dli_fname, '/');
+	base = base ? base + 1 : a.dli_fname;
+	return strncmp(base, "libstdc++.so", 12) == 0;
+}
+
+/* Is the first definition of name in the symbol search order the
+ * agent's (the one the program and libstdc++ call)? */
+static bool first_is_self(const char *name)
+{
+	void *f = dlsym(RTLD_DEFAULT, name);
+
+	return f && is_self(f);
+}
+
 static void *next_sym(const char *name, bool required)
 {
 	void *f = dlsym(RTLD_NEXT, name);
@@ -192,7 +215,7 @@ void agent_resolve_real(void)
 	}
 	saved = errno;
 	resolving = true;
-	t->guard++;
+	guard_enter(t);
 	t->quiet++;
 	{
 		malloc_fn m = (malloc_fn)next_sym("malloc", true);
@@ -229,9 +252,15 @@ void agent_resolve_real(void)
 		agent_real.realloc = r;
 		agent_real.free = f;
 		agent_real.malloc = m;
+		agent_cxx_resolve(is_libstdcxx((void *)agent_real.znwm) &&
+					  first_is_self("malloc") &&
+					  first_is_self("_Znwm"),
+				  is_libstdcxx((void *)agent_real.zdlpv) &&
+					  first_is_self("free") &&
+					  first_is_self("_ZdlPv"));
 	}
 	t->quiet--;
-	t->guard--;
+	guard_leave(t);
 	resolving = false;
 	__atomic_store_n(&resolve_state, 2, __ATOMIC_RELEASE);
 	errno = saved; /* dlsym may have set it */

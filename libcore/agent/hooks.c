@@ -14,17 +14,20 @@
 
 /*
  * Hot paths. An allocation that is not sampled costs, on top of the real
- * allocator: one TLS guard test, a compare and subtract of the thread's
- * byte countdown, three thread-local adds (the exact counters) and an
- * indirect call. A free costs a NULL test, one 64-bit TLS test (the guard
- * and the thread's slow_free flag together), one thread-local add and one
- * relaxed load from the live-block filter (stacktab.h) that says whether
- * the pointer can be a sampled one, or a block of the bootstrap buffer
- * (marked there too, so the range check is off the fast path). No lock,
- * no syscall, no atomic read-modify-write, no libunwind: those happen only
- * for sampled allocations, for frees whose filter slot is non-zero, in
- * exact mode and on a thread's first call. (callgrind, malloc(32)+free
- * pairs: 16 instructions on the free path instead of 26 before.)
+ * allocator: one subtract from the thread's byte countdown whose flags
+ * say whether a sample is due (agent_int.h: left is 0 while the guard is
+ * held, on a thread's first call, in exact mode and while the agent is
+ * off, so those need no test of their own), one thread-local add (the
+ * exact count) and a tail call. A free costs a NULL test, one
+ * thread-local add whose carry flags the thread's first free, and one
+ * bit test in the live-block filter (stacktab.h) that says whether the
+ * pointer can be a sampled one, or a block of the bootstrap buffer
+ * (marked there too, so the range check is off the fast path); in exact
+ * mode and at rate 1 every bit is set. No lock, no syscall, no atomic
+ * read-modify-write, no libunwind: those happen only for sampled
+ * allocations, for frees whose filter bit is set, in exact mode and on a
+ * thread's first call. malloc's fast path is 5 instructions, free's 10
+ * (bench/calls.sh counts them per call kind).
  */
 
 /* ---- sampling ---- */
@@ -278,41 +281,73 @@ static void exact_add(int64_t d)
 }
 
 /*
- * The slow half of every allocation: the thread's first call, a sample
- * point reached, exact mode, or the agent not (or no longer) running.
- * Called after the real allocation with its result; errno is preserved.
- * Returns p, so that malloc() can tail-call it: the sampled stack then
- * walks one agent frame less (about 100 instructions of libunwind's).
+ * The slow half of an allocation whose countdown ran out (hooks_int.h):
+ * the thread's first call, a sample point reached, exact mode, or the
+ * agent not (or no longer) running. Called after the real allocation with
+ * its result, left_take(n) done; errno is preserved.
  */
+/*
+ * alloc_slow()'s guard: guard_enter() for a thread whose guard is not
+ * held and whose countdown was just taken to or below 0, without moving
+ * it into bytes_base (a reader meanwhile sees alloc_bytes short of this
+ * call's bytes at most); slow_leave() moves both once, as guard_leave()
+ * does. Returns the countdown taken (left_take(n) done: before - n).
+ */
+static inline uint64_t slow_enter(struct agent_thread *t)
+{
+	t->held_frees = t->free_count;
+	t->guard = 1;
+	return left_swap0(t);
+}
+
+static inline void slow_leave(struct agent_thread *t, uint64_t taken)
+{
+	uint64_t l = t->held;
+	unsigned seq = t->seq;
+
+	t->free_count = t->held_frees;
+	__atomic_store_n(&t->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&t->bytes_base, t->bytes_base - taken + l,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&t->left, l, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
+	t->guard = 0;
+}
+
 __attribute__((noinline)) void *alloc_slow(void *p, size_t n)
 {
 	struct agent_thread *t = &agent_tls;
 	int saved = errno;
+	uint64_t taken, before;
 
-	/* The agent takes locks and changes left here: a signal handler
-	 * that allocates on this thread meanwhile must not come back in. */
-	t->guard++;
+	/* The agent takes locks and sets the countdown here: a signal
+	 * handler that allocates on this thread meanwhile must not come back
+	 * in, and the agent's own allocations are not the program's. */
+	taken = slow_enter(t);
+	/* The countdown before this call (left_take took n from it). */
+	before = taken + n;
 	/* Before this allocation is counted: a snapshot taken here shows
 	 * the heap as it was before the call. */
 	if (agent_mode == AGENT_ON && t->state == AGENT_THREAD_LIVE)
 		agent_safe_point();
 	t->alloc_count++;
 	if (agent_mode != AGENT_ON) {
-		count_bytes(t, n,
-			    agent_mode == AGENT_DISABLED ? UINT64_MAX
-							 : t->left);
+		t->held = agent_mode == AGENT_DISABLED ? UINT64_MAX : before;
 		goto out;
 	}
-	if (t->state == AGENT_THREAD_NEW)
+	if (t->state == AGENT_THREAD_NEW) {
 		agent_thread_setup(t);
+		before = t->held;
+	}
 	if (t->state == AGENT_THREAD_EXITED || !p) {
-		count_bytes(t, n, t->left);
+		t->held = before;
 		goto out;
 	}
 	if (agent_cfg.exact) {
 		/* left stays 0: every call comes here. */
 		exact_add((int64_t)malloc_usable_size(p));
-		count_bytes(t, n, 0);
+		t->held = 0;
 		if (n < t->sample_left) {
 			t->sample_left -= n;
 			goto out;
@@ -323,19 +358,27 @@ __attribute__((noinline)) void *alloc_slow(void *p, size_t n)
 		record_slow_point(t->samples);
 		goto out;
 	}
-	if (n < t->left) {
-		/* As the fast path: lowering left counts the bytes. */
-		t->left -= n;
+	if (n < before) {
+		/* Not due (a caller's countdown changed meanwhile). */
+		t->held = before - n;
 		goto out;
 	}
 	sample(t, p, n);
-	count_bytes(t, n, sampler_interval(&t->rng, agent_cfg.rate));
+	t->held = sampler_interval(&t->rng, agent_cfg.rate);
 	thread_sync(t);
 	record_slow_point(t->samples);
 out:
-	t->guard--;
+	slow_leave(t, taken);
 	errno = saved;
 	return p;
+}
+
+__attribute__((noinline)) void alloc_guarded(size_t n)
+{
+	struct agent_thread *t = &agent_tls;
+
+	left_give(t, n);
+	on_guarded(t);
 }
 
 /*
@@ -360,7 +403,9 @@ static __attribute__((noinline)) bool free_slow(void *p,
 			stacktab_shard(&agent_tab, (uintptr_t)p);
 		struct stacktab_live out;
 
-		t->guard++;
+		/* The guard alone (the countdown not held): nothing here
+		 * allocates, and a handler's malloc that is due finds it. */
+		guard_enter_light(t);
 		agent_lock(&sh->lock);
 		found = stacktab_live_take(&agent_tab, (uintptr_t)p, &out);
 		agent_unlock(&sh->lock);
@@ -374,9 +419,9 @@ static __attribute__((noinline)) bool free_slow(void *p,
 		}
 		if (found && e)
 			*e = out;
+		guard_leave_light(t);
 		if (found)
 			thread_sync(t);
-		t->guard--;
 	}
 	errno = saved;
 	return found;
@@ -413,46 +458,46 @@ static void agent_restore(const struct stacktab_live *e)
 }
 
 /*
- * A free whose gate (guard or slow_free) is set: the agent's own or a
- * guarded one (forwarded untracked), a thread's first free (register it,
- * so that a thread that only frees is summed too), or exact mode. Returns
- * false when p must not reach the real free (a bootstrap block).
+ * free_count wrapped from UINT64_MAX (the TLS image's value) to 0: the
+ * thread's first free. Register the thread (so that a thread that only
+ * frees is summed too), or before the agent starts count the free aside
+ * and stay armed. Under the guard the count goes back at guard_leave.
  */
-__attribute__((noinline)) bool free_gated(void *p)
+static __attribute__((noinline)) void free_register(struct agent_thread *t)
 {
-	struct agent_thread *t = &agent_tls;
+	int mode;
 
-	if (is_boot(p))
+	if (t->guard_quiet || t->state != AGENT_THREAD_NEW)
+		return;
+	mode = __atomic_load_n(&agent_mode, __ATOMIC_ACQUIRE);
+	if (mode == AGENT_ON) {
+		guard_enter(t);
+		agent_thread_setup(t); /* disarms: held_frees */
+		t->held_frees++;
+		guard_leave(t);
+	} else if (mode == AGENT_OFF) {
+		/* Init registers this thread if it is the main one, or a
+		 * later free will. */
+		t->free_count = UINT64_MAX;
+		t->early_frees++;
+	} else {
+		t->free_count = 1;
+	}
+}
+
+__attribute__((noinline)) bool free_first(void *p)
+{
+	/* A bootstrap block: uncounted, and the test stays armed. */
+	if (is_boot(p)) {
+		agent_tls.free_count = UINT64_MAX;
 		return false;
-	if (t->guard)
-		return true;
-	if (t->state == AGENT_THREAD_NEW) {
-		int mode = __atomic_load_n(&agent_mode, __ATOMIC_ACQUIRE);
-
-		if (mode == AGENT_ON) {
-			t->guard++;
-			agent_thread_setup(t); /* sets slow_free */
-			t->guard--;
-		} else if (mode == AGENT_DISABLED) {
-			t->slow_free = 0;
-		}
-		/* AGENT_OFF: before init; init registers this thread if it
-		 * is the main one, or a later free will. */
 	}
-	t->free_count++;
-	if (agent_cfg.exact && agent_mode == AGENT_ON) {
-		int saved = errno;
-
-		exact_add(-(int64_t)malloc_usable_size(p));
-		errno = saved;
-	}
+	free_register(&agent_tls);
 	if (stacktab_maybe_live(&agent_tab, (uintptr_t)p))
-		free_slow(p, NULL);
+		return free_marked(p);
 	return true;
 }
 
-/* A free whose filter slot is marked: a sampled block, a bootstrap block,
- * or a collision. Returns false for a bootstrap block (uncounted). */
 __attribute__((noinline)) bool free_marked(void *p)
 {
 	struct agent_thread *t = &agent_tls;
@@ -461,35 +506,48 @@ __attribute__((noinline)) bool free_marked(void *p)
 		t->free_count--;
 		return false;
 	}
+	/* The agent's own, or a signal handler's inside the agent (which
+	 * may hold the table's locks): forwarded, not looked up. */
+	if (t->guard_quiet)
+		return true;
+	if (agent_cfg.exact && agent_mode == AGENT_ON) {
+		int saved = errno;
+
+		exact_add(-(int64_t)malloc_usable_size(p));
+		errno = saved;
+	}
 	free_slow(p, NULL);
 	return true;
 }
 
 /* ---- the C interface ---- */
 
+/* The slow end of malloc(), reached by a tail call (so malloc itself
+ * needs no frame): the guard's calls go through untracked. */
+static __attribute__((noinline)) void *malloc_due(size_t n)
+{
+	if (agent_tls.guard_quiet) {
+		alloc_guarded(n);
+		return agent_real.malloc(n);
+	}
+	return alloc_slow(agent_real.malloc(n), n);
+}
+
 PALLOC_EXPORT HOT_ENTRY void *malloc(size_t n)
 {
 	struct agent_thread *t = &agent_tls;
-	void *p;
 
-	if (likely(!t->guard && n < t->left)) {
-		t->left -= n; /* counts the bytes too (agent_int.h) */
-		t->alloc_count++;
-		return agent_real.malloc(n);
-	}
-	if (t->guard) {
-		on_guarded(t);
-		return agent_real.malloc(n);
-	}
-	p = agent_real.malloc(n);
-	return alloc_slow(p, n);
+	if (unlikely(left_take(t, n)))
+		return malloc_due(n);
+	t->alloc_count++;
+	return agent_real.malloc(n);
 }
 
 /* The cold ends of free(), reached by tail calls so that free() itself
  * needs no stack frame on its fast path. */
-static __attribute__((noinline)) void free_gated_release(void *p)
+static __attribute__((noinline)) void free_first_release(void *p)
 {
-	if (free_gated(p))
+	if (free_first(p))
 		agent_real.free(p);
 }
 
@@ -506,29 +564,36 @@ PALLOC_EXPORT HOT_ENTRY void free(void *p)
 
 	if (unlikely(!p))
 		return;
-	if (unlikely(t->gate))
-		return free_gated_release(p);
-	t->free_count++;
+	if (unlikely(count_free(t)))
+		return free_first_release(p);
 	if (unlikely(stacktab_maybe_live(&agent_tab, (uintptr_t)p)))
 		return free_marked_release(p);
 	agent_real.free(p);
 }
 
+static __attribute__((noinline)) void *calloc_due(size_t n, size_t size,
+						  size_t total)
+{
+	if (agent_tls.guard_quiet) {
+		alloc_guarded(total);
+		return agent_real.calloc(n, size);
+	}
+	return alloc_slow(agent_real.calloc(n, size), total);
+}
+
+/* As malloc: counted before the call (a failed one too, as malloc's). */
 PALLOC_EXPORT HOT_ENTRY void *calloc(size_t n, size_t size)
 {
 	struct agent_thread *t = &agent_tls;
 	size_t total;
-	void *p;
 
-	p = agent_real.calloc(n, size);
-	if (unlikely(t->guard)) {
-		on_guarded(t);
-		return p;
-	}
-	/* Overflow: the real calloc returned NULL with ENOMEM. */
-	if (p && !__builtin_mul_overflow(n, size, &total))
-		on_alloc(t, p, total);
-	return p;
+	/* Overflow: the real calloc fails with ENOMEM; not counted. */
+	if (unlikely(__builtin_mul_overflow(n, size, &total)))
+		return agent_real.calloc(n, size);
+	if (unlikely(left_take(t, total)))
+		return calloc_due(n, size, total);
+	t->alloc_count++;
+	return agent_real.calloc(n, size);
 }
 
 /*
@@ -558,11 +623,12 @@ static void *realloc_common(void *p, size_t n, size_t elem, bool array)
 			       boot_size(p) < total ? boot_size(p) : total);
 		return q;
 	}
-	if (unlikely(t->guard)) {
+	if (unlikely(t->guard_quiet)) {
 		on_guarded(t);
 		return agent_real.realloc(p, total);
 	}
 	if (p) {
+		/* Exact mode (every filter bit set) and sampled blocks. */
 		if (unlikely(agent_cfg.exact && agent_mode == AGENT_ON))
 			old_usable = (int64_t)malloc_usable_size(p);
 		if (unlikely(stacktab_maybe_live(&agent_tab, (uintptr_t)p)))
@@ -576,15 +642,16 @@ static void *realloc_common(void *p, size_t n, size_t elem, bool array)
 		if (had) {
 			int saved = errno;
 
-			t->guard++;
+			guard_enter_light(t);
 			agent_restore(&e);
-			t->guard--;
+			guard_leave_light(t);
 			errno = saved;
 		}
 		return NULL;
 	}
 	if (p) {
-		t->free_count++;
+		if (unlikely(count_free(t)))
+			free_register(t);
 		if (old_usable)
 			exact_add(-old_usable);
 	}
@@ -593,9 +660,43 @@ static void *realloc_common(void *p, size_t n, size_t elem, bool array)
 	return q;
 }
 
+static __attribute__((noinline)) void *realloc_due(void *p, size_t n)
+{
+	left_give(&agent_tls, n);
+	return realloc_common(p, n, 1, false);
+}
+
+/* A failed realloc on the fast path: nothing was counted but the
+ * countdown, which gets its bytes back. */
+static __attribute__((noinline)) void *realloc_failed(size_t n)
+{
+	left_give(&agent_tls, n);
+	return NULL;
+}
+
+/*
+ * The fast path: a block that cannot be sampled (its filter bit clear:
+ * never in exact mode, at rate 1, or for a bootstrap block) resized to a
+ * size that is not due (nor guarded: left is 0 then) and not 0 (glibc's
+ * realloc(p, 0) frees); counted after the call, as realloc_common does.
+ */
 PALLOC_EXPORT HOT_ENTRY void *realloc(void *p, size_t n)
 {
-	return realloc_common(p, n, 1, false);
+	struct agent_thread *t = &agent_tls;
+	void *q;
+
+	if (unlikely(!p) || unlikely(!n) ||
+	    unlikely(stacktab_maybe_live(&agent_tab, (uintptr_t)p)))
+		return realloc_common(p, n, 1, false);
+	if (unlikely(left_take(t, n)))
+		return realloc_due(p, n);
+	q = agent_real.realloc(p, n);
+	if (unlikely(!q))
+		return realloc_failed(n);
+	t->alloc_count++;
+	if (unlikely(count_free(t)))
+		free_register(t);
+	return q;
 }
 
 PALLOC_EXPORT void *reallocarray(void *p, size_t n, size_t size)
@@ -603,12 +704,11 @@ PALLOC_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	return realloc_common(p, n, size, true);
 }
 
-/* The common end of the aligned allocators. */
+/* The common end of the aligned allocators (a guarded call takes
+ * on_alloc's slow path, which forwards it untracked). */
 static inline void *aligned_done(struct agent_thread *t, void *p, size_t n)
 {
-	if (unlikely(t->guard))
-		on_guarded(t);
-	else if (p)
+	if (p)
 		on_alloc(t, p, n);
 	return p;
 }

@@ -6,19 +6,53 @@
 #include <dlfcn.h>
 
 /*
- * Each forwards to the next definition (libstdc++'s, or jemalloc's and
- * tcmalloc's own) with the guard set, so that libstdc++'s operator new,
- * which calls malloc, is not counted twice; the guard is "quiet" (such
- * calls are expected, not reentries). The guard is released by a cleanup
- * handler, which also runs when the real operator new throws bad_alloc
- * through this frame (the agent is built with -fexceptions). In a program
- * with no C++ runtime there is no next definition: the real malloc and
- * free stand in, and a failing throwing new aborts (nothing could catch).
+ * Each operator counts like malloc and free (hooks_int.h: the countdown
+ * taken before the call, the free counted and filtered before it), then
+ * goes one of two ways, chosen at resolution (agent_cxx_resolve):
+ *
+ *  - direct: the next operator is libstdc++'s, whose new is a loop around
+ *    malloc (with new_handler and bad_alloc when it fails) and whose
+ *    delete is free, and the program's malloc, free and plain operators
+ *    are the agent's. Then new calls the real malloc itself and delete
+ *    tail-calls the real free: what libstdc++ would do, without its
+ *    frames and without passing through the agent's malloc a second time.
+ *    A failed malloc falls back to libstdc++'s operator (forwarded), for
+ *    its new_handler loop and its exception. The aligned operators are
+ *    always forwarded.
+ *  - forwarded: to the next definition (jemalloc's, tcmalloc's own, or
+ *    libstdc++'s when the program overrides an operator), with the guard
+ *    set, so that an operator new that calls malloc, or a delete that
+ *    calls free (jemalloc's), is not counted twice; the guard is "quiet"
+ *    (such calls are expected, not reentries). The guard is released by
+ *    a cleanup handler, which also runs when the real operator new
+ *    throws bad_alloc through this frame (the agent is built with
+ *    -fexceptions). In a program with no C++ runtime there is no next
+ *    definition: the real malloc and free stand in, and a failing
+ *    throwing new aborts (nothing could catch).
  */
-static void quiet_leave(struct agent_thread **t)
+/*
+ * The quiet guard, light: quiet alone is raised, which the slow paths
+ * take as the guard (guard_quiet) while the readers of the counts do not
+ * (thread_frees: nothing is held). The countdown and the counts are
+ * remembered and put back after the forwarded call: what it counted
+ * meanwhile (its own malloc, or free as jemalloc's delete calls it; a
+ * signal handler's, as under the full guard) is dropped. A due
+ * allocation inside is forwarded untracked (left_give), so nothing is
+ * sampled there. Under an outer guard the values put back are that
+ * guard's. The operator new's keep the countdown and the allocation
+ * count, the delete's the free count.
+ */
+struct quiet {
+	uint64_t left, allocs;
+};
+
+static inline void quiet_new_leave(struct quiet *q)
 {
-	(*t)->quiet--;
-	(*t)->guard--;
+	struct agent_thread *t = &agent_tls;
+
+	t->left = q->left;
+	t->alloc_count = q->allocs;
+	t->quiet--;
 }
 
 /*
@@ -83,11 +117,14 @@ void _Unwind_Resume(struct _Unwind_Exception *ue)
 	abort();
 }
 
-#define QUIET_SCOPE(t)                                                         \
-	struct agent_thread *quiet_t __attribute__((cleanup(quiet_leave))) =   \
-		(t);                                                           \
-	quiet_t->guard++;                                                      \
-	quiet_t->quiet++
+/* Forward a call of operator new: thrown through, the cleanup puts the
+ * counts back. */
+#define QUIET_NEW(t)                                                           \
+	struct quiet quiet_g __attribute__((cleanup(quiet_new_leave))) = {     \
+		.left = (t)->left,                                             \
+		.allocs = (t)->alloc_count,                                    \
+	};                                                                     \
+	(t)->quiet++
 
 static PALLOC_NORETURN void new_failed(size_t n)
 {
@@ -114,165 +151,238 @@ static void *fallback_new(size_t n, size_t align, bool nothrow)
 	return p;
 }
 
-/* Allocation side: forward, then count (the forward is quiet-guarded). */
-#define NEW_BODY(call, n, align, nothrow)                                      \
-	struct agent_thread *t = &agent_tls;                                   \
-	void *p;                                                               \
-	agent_resolve_real();                                                  \
-	if (unlikely(t->guard)) {                                              \
-		on_guarded(t);                                                 \
-		return call;                                                   \
-	}                                                                      \
+/* Forwarded: resolve, then the next definition (or the fallback) with
+ * the quiet guard. */
+#define FORWARD_NEW(fn, params, args, n, align, nothrow)                       \
+	static void *forward_##fn params                                       \
 	{                                                                      \
-		QUIET_SCOPE(t);                                                \
-		p = call;                                                      \
-	}                                                                      \
-	if (p)                                                                 \
-		on_alloc(t, p, n);                                             \
-	return p
+		struct agent_thread *t = &agent_tls;                           \
+                                                                               \
+		if (unlikely(!agent_real.fn))                                  \
+			agent_resolve_real();                                  \
+		QUIET_NEW(t);                                                  \
+		return agent_real.fn ? agent_real.fn args                      \
+				     : fallback_new(n, align, nothrow);        \
+	}
 
-#define NEW_CALL(fn, args, n, align, nothrow)                                  \
-	(agent_real.fn ? agent_real.fn args : fallback_new(n, align, nothrow))
+FORWARD_NEW(znwm, (size_t n), (n), n, 0, false)
+FORWARD_NEW(znam, (size_t n), (n), n, 0, false)
+FORWARD_NEW(znwm_nt, (size_t n, const void *nt), (n, nt), n, 0, true)
+FORWARD_NEW(znam_nt, (size_t n, const void *nt), (n, nt), n, 0, true)
+FORWARD_NEW(znwm_al, (size_t n, size_t al), (n, al), n, al, false)
+FORWARD_NEW(znam_al, (size_t n, size_t al), (n, al), n, al, false)
+FORWARD_NEW(znwm_al_nt, (size_t n, size_t al, const void *nt), (n, al, nt), n,
+	    al, true)
+FORWARD_NEW(znam_al_nt, (size_t n, size_t al, const void *nt), (n, al, nt), n,
+	    al, true)
 
-PALLOC_EXPORT void *_Znwm(size_t n);
-PALLOC_EXPORT HOT_ENTRY void *_Znwm(size_t n)
-{
-	NEW_BODY(NEW_CALL(znwm, (n), n, 0, false), n, 0, false);
-}
-
-PALLOC_EXPORT void *_Znam(size_t n);
-PALLOC_EXPORT HOT_ENTRY void *_Znam(size_t n)
-{
-	NEW_BODY(NEW_CALL(znam, (n), n, 0, false), n, 0, false);
-}
-
-PALLOC_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt);
-PALLOC_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt)
-{
-	NEW_BODY(NEW_CALL(znwm_nt, (n, nt), n, 0, true), n, 0, true);
-}
-
-PALLOC_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt);
-PALLOC_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt)
-{
-	NEW_BODY(NEW_CALL(znam_nt, (n, nt), n, 0, true), n, 0, true);
-}
-
-PALLOC_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al);
-PALLOC_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al)
-{
-	NEW_BODY(NEW_CALL(znwm_al, (n, al), n, al, false), n, al, false);
-}
-
-PALLOC_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al);
-PALLOC_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al)
-{
-	NEW_BODY(NEW_CALL(znam_al, (n, al), n, al, false), n, al, false);
-}
-
-PALLOC_EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t al,
-						       const void *nt);
-PALLOC_EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t al,
-						       const void *nt)
-{
-	NEW_BODY(NEW_CALL(znwm_al_nt, (n, al, nt), n, al, true), n, al, true);
-}
-
-PALLOC_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al,
-						       const void *nt);
-PALLOC_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al,
-						       const void *nt)
-{
-	NEW_BODY(NEW_CALL(znam_al_nt, (n, al, nt), n, al, true), n, al, true);
-}
-
-/* Release side: count first (before the block can be reused), then
- * forward quietly. */
-#define DELETE_BODY(fn, args)                                                  \
-	struct agent_thread *t = &agent_tls;                                   \
-	agent_resolve_real();                                                  \
-	if (unlikely(!p) || unlikely(!on_free(t, p)))                          \
-		return;                                                        \
+/* operator delete does not throw: the free count put back inline. */
+#define FORWARD_DELETE(fn, params, args)                                       \
+	static void forward_##fn params                                        \
 	{                                                                      \
-		QUIET_SCOPE(t);                                                \
+		struct agent_thread *t = &agent_tls;                           \
+		uint64_t frees;                                                \
+                                                                               \
+		if (unlikely(!agent_real.fn))                                  \
+			agent_resolve_real();                                  \
+		frees = t->free_count;                                         \
+		t->quiet++;                                                    \
 		if (agent_real.fn)                                             \
 			agent_real.fn args;                                    \
 		else                                                           \
 			agent_real.free(p);                                    \
+		t->free_count = frees;                                         \
+		t->quiet--;                                                    \
 	}
 
-PALLOC_EXPORT void _ZdlPv(void *p);
-PALLOC_EXPORT HOT_ENTRY void _ZdlPv(void *p)
+FORWARD_DELETE(zdlpv, (void *p), (p))
+FORWARD_DELETE(zdapv, (void *p), (p))
+FORWARD_DELETE(zdlpv_sz, (void *p, size_t n), (p, n))
+FORWARD_DELETE(zdapv_sz, (void *p, size_t n), (p, n))
+FORWARD_DELETE(zdlpv_nt, (void *p, const void *nt), (p, nt))
+FORWARD_DELETE(zdapv_nt, (void *p, const void *nt), (p, nt))
+FORWARD_DELETE(zdlpv_al, (void *p, size_t al), (p, al))
+FORWARD_DELETE(zdapv_al, (void *p, size_t al), (p, al))
+FORWARD_DELETE(zdlpv_sz_al, (void *p, size_t n, size_t al), (p, n, al))
+FORWARD_DELETE(zdapv_sz_al, (void *p, size_t n, size_t al), (p, n, al))
+FORWARD_DELETE(zdlpv_al_nt, (void *p, size_t al, const void *nt), (p, al, nt))
+FORWARD_DELETE(zdapv_al_nt, (void *p, size_t al, const void *nt), (p, al, nt))
+
+/* Direct: libstdc++'s operator new is malloc(n ? n : 1) until it succeeds
+ * (its loop and its exception when it does not). */
+#define DIRECT_NEW(fn, params, args)                                           \
+	static void *direct_##fn params                                        \
+	{                                                                      \
+		void *p = agent_real.malloc(n ? n : 1);                        \
+                                                                               \
+		if (likely(p))                                                 \
+			return p;                                              \
+		return forward_##fn args;                                      \
+	}
+
+DIRECT_NEW(znwm, (size_t n), (n))
+DIRECT_NEW(znam, (size_t n), (n))
+DIRECT_NEW(znwm_nt, (size_t n, const void *nt), (n, nt))
+DIRECT_NEW(znam_nt, (size_t n, const void *nt), (n, nt))
+
+/* Direct: libstdc++'s sized and nothrow deletes end in free(p). */
+static void direct_free_sz(void *p, size_t n PALLOC_UNUSED)
 {
-	DELETE_BODY(zdlpv, (p));
+	agent_real.free(p);
 }
 
-PALLOC_EXPORT void _ZdaPv(void *p);
-PALLOC_EXPORT HOT_ENTRY void _ZdaPv(void *p)
+static void direct_free_nt(void *p, const void *nt PALLOC_UNUSED)
 {
-	DELETE_BODY(zdapv, (p));
+	agent_real.free(p);
 }
 
-PALLOC_EXPORT void _ZdlPvm(void *p, size_t n);
-PALLOC_EXPORT HOT_ENTRY void _ZdlPvm(void *p, size_t n)
+/* The way each operator goes after counting: forwarded until resolution
+ * (forward_X resolves first), then direct_X or the real free where
+ * agent_cxx_resolve() chooses them. Static: operators run before any
+ * constructor of the agent's (libstdc++'s own initialisation). */
+static struct {
+	new_fn znwm, znam;
+	new_nt_fn znwm_nt, znam_nt;
+	new_al_fn znwm_al, znam_al;
+	new_al_nt_fn znwm_al_nt, znam_al_nt;
+	del_fn zdlpv, zdapv;
+	del_sz_fn zdlpv_sz, zdapv_sz;
+	del_nt_fn zdlpv_nt, zdapv_nt;
+	del_al_fn zdlpv_al, zdapv_al;
+	del_sz_al_fn zdlpv_sz_al, zdapv_sz_al;
+	del_al_nt_fn zdlpv_al_nt, zdapv_al_nt;
+} ways = {
+	.znwm = forward_znwm,
+	.znam = forward_znam,
+	.znwm_nt = forward_znwm_nt,
+	.znam_nt = forward_znam_nt,
+	.znwm_al = forward_znwm_al,
+	.znam_al = forward_znam_al,
+	.znwm_al_nt = forward_znwm_al_nt,
+	.znam_al_nt = forward_znam_al_nt,
+	.zdlpv = forward_zdlpv,
+	.zdapv = forward_zdapv,
+	.zdlpv_sz = forward_zdlpv_sz,
+	.zdapv_sz = forward_zdapv_sz,
+	.zdlpv_nt = forward_zdlpv_nt,
+	.zdapv_nt = forward_zdapv_nt,
+	.zdlpv_al = forward_zdlpv_al,
+	.zdapv_al = forward_zdapv_al,
+	.zdlpv_sz_al = forward_zdlpv_sz_al,
+	.zdapv_sz_al = forward_zdapv_sz_al,
+	.zdlpv_al_nt = forward_zdlpv_al_nt,
+	.zdapv_al_nt = forward_zdapv_al_nt,
+};
+
+void agent_cxx_resolve(bool new_direct, bool delete_direct)
 {
-	DELETE_BODY(zdlpv_sz, (p, n));
+	if (new_direct) {
+		__atomic_store_n(&ways.znwm, direct_znwm, __ATOMIC_RELAXED);
+		__atomic_store_n(&ways.znam, direct_znam, __ATOMIC_RELAXED);
+		__atomic_store_n(&ways.znwm_nt, direct_znwm_nt,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&ways.znam_nt, direct_znam_nt,
+				 __ATOMIC_RELAXED);
+	}
+	if (delete_direct) {
+		__atomic_store_n(&ways.zdlpv, agent_real.free,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&ways.zdapv, agent_real.free,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&ways.zdlpv_sz, direct_free_sz,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&ways.zdapv_sz, direct_free_sz,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&ways.zdlpv_nt, direct_free_nt,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&ways.zdapv_nt, direct_free_nt,
+				 __ATOMIC_RELAXED);
+	}
 }
 
-PALLOC_EXPORT void _ZdaPvm(void *p, size_t n);
-PALLOC_EXPORT HOT_ENTRY void _ZdaPvm(void *p, size_t n)
-{
-	DELETE_BODY(zdapv_sz, (p, n));
-}
+/*
+ * Allocation side. The due path gives the countdown back before the call
+ * (which may throw: the countdown must not stay taken), then takes it
+ * again and samples after it; a guarded call is forwarded untracked.
+ */
+#define NEW_HOOK(name, fn, params, args, n)                                    \
+	static __attribute__((noinline)) void *due_##fn params                 \
+	{                                                                      \
+		struct agent_thread *t = &agent_tls;                           \
+		void *p;                                                       \
+                                                                               \
+		left_give(t, n);                                               \
+		if (t->guard_quiet) {                                          \
+			on_guarded(t);                                         \
+			return ways.fn args;                                   \
+		}                                                              \
+		p = ways.fn args;                                              \
+		if (likely(left_take(t, n)))                                   \
+			return alloc_slow(p, n);                               \
+		t->alloc_count++;                                              \
+		return p;                                                      \
+	}                                                                      \
+	PALLOC_EXPORT void *name params;                                       \
+	PALLOC_EXPORT HOT_ENTRY void *name params                              \
+	{                                                                      \
+		struct agent_thread *t = &agent_tls;                           \
+                                                                               \
+		if (unlikely(left_take(t, n)))                                 \
+			return due_##fn args;                                  \
+		t->alloc_count++;                                              \
+		return ways.fn args;                                           \
+	}
 
-PALLOC_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt);
-PALLOC_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt)
-{
-	DELETE_BODY(zdlpv_nt, (p, nt));
-}
+NEW_HOOK(_Znwm, znwm, (size_t n), (n), n)
+NEW_HOOK(_Znam, znam, (size_t n), (n), n)
+NEW_HOOK(_ZnwmRKSt9nothrow_t, znwm_nt, (size_t n, const void *nt), (n, nt), n)
+NEW_HOOK(_ZnamRKSt9nothrow_t, znam_nt, (size_t n, const void *nt), (n, nt), n)
+NEW_HOOK(_ZnwmSt11align_val_t, znwm_al, (size_t n, size_t al), (n, al), n)
+NEW_HOOK(_ZnamSt11align_val_t, znam_al, (size_t n, size_t al), (n, al), n)
+NEW_HOOK(_ZnwmSt11align_val_tRKSt9nothrow_t, znwm_al_nt,
+	 (size_t n, size_t al, const void *nt), (n, al, nt), n)
+NEW_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, znam_al_nt,
+	 (size_t n, size_t al, const void *nt), (n, al, nt), n)
 
-PALLOC_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt);
-PALLOC_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt)
-{
-	DELETE_BODY(zdapv_nt, (p, nt));
-}
+/* Release side: counted (and a sampled block taken out) before the block
+ * can be reused, then the way chosen; the cold ends reached by tail
+ * calls, as free()'s, so that the fast path needs no frame. */
+#define DELETE_HOOK(name, fn, params, args)                                    \
+	static __attribute__((noinline)) void first_##fn params                \
+	{                                                                      \
+		if (free_first(p))                                             \
+			ways.fn args;                                          \
+	}                                                                      \
+	static __attribute__((noinline)) void marked_##fn params               \
+	{                                                                      \
+		if (free_marked(p))                                            \
+			ways.fn args;                                          \
+	}                                                                      \
+	PALLOC_EXPORT void name params;                                        \
+	PALLOC_EXPORT HOT_ENTRY void name params                               \
+	{                                                                      \
+		if (unlikely(!p))                                              \
+			return;                                                \
+		if (unlikely(count_free(&agent_tls)))                          \
+			return first_##fn args;                                \
+		if (unlikely(stacktab_maybe_live(&agent_tab, (uintptr_t)p)))   \
+			return marked_##fn args;                               \
+		ways.fn args;                                                  \
+	}
 
-PALLOC_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al);
-PALLOC_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al)
-{
-	DELETE_BODY(zdlpv_al, (p, al));
-}
-
-PALLOC_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al);
-PALLOC_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al)
-{
-	DELETE_BODY(zdapv_al, (p, al));
-}
-
-PALLOC_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al);
-PALLOC_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al)
-{
-	DELETE_BODY(zdlpv_sz_al, (p, n, al));
-}
-
-PALLOC_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al);
-PALLOC_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al)
-{
-	DELETE_BODY(zdapv_sz_al, (p, n, al));
-}
-
-PALLOC_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al,
-						       const void *nt);
-PALLOC_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al,
-						       const void *nt)
-{
-	DELETE_BODY(zdlpv_al_nt, (p, al, nt));
-}
-
-PALLOC_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al,
-						       const void *nt);
-PALLOC_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al,
-						       const void *nt)
-{
-	DELETE_BODY(zdapv_al_nt, (p, al, nt));
-}
+DELETE_HOOK(_ZdlPv, zdlpv, (void *p), (p))
+DELETE_HOOK(_ZdaPv, zdapv, (void *p), (p))
+DELETE_HOOK(_ZdlPvm, zdlpv_sz, (void *p, size_t n), (p, n))
+DELETE_HOOK(_ZdaPvm, zdapv_sz, (void *p, size_t n), (p, n))
+DELETE_HOOK(_ZdlPvRKSt9nothrow_t, zdlpv_nt, (void *p, const void *nt), (p, nt))
+DELETE_HOOK(_ZdaPvRKSt9nothrow_t, zdapv_nt, (void *p, const void *nt), (p, nt))
+DELETE_HOOK(_ZdlPvSt11align_val_t, zdlpv_al, (void *p, size_t al), (p, al))
+DELETE_HOOK(_ZdaPvSt11align_val_t, zdapv_al, (void *p, size_t al), (p, al))
+DELETE_HOOK(_ZdlPvmSt11align_val_t, zdlpv_sz_al, (void *p, size_t n, size_t al),
+	    (p, n, al))
+DELETE_HOOK(_ZdaPvmSt11align_val_t, zdapv_sz_al, (void *p, size_t n, size_t al),
+	    (p, n, al))
+DELETE_HOOK(_ZdlPvSt11align_val_tRKSt9nothrow_t, zdlpv_al_nt,
+	    (void *p, size_t al, const void *nt), (p, al, nt))
+DELETE_HOOK(_ZdaPvSt11align_val_tRKSt9nothrow_t, zdapv_al_nt,
+	    (void *p, size_t al, const void *nt), (p, al, nt))

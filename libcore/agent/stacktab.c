@@ -353,7 +353,7 @@ static int grow_live(struct stacktab *t, struct stacktab_shard *sh)
 static inline __attribute__((always_inline)) void
 filter_add(struct stacktab *t, uintptr_t ptr, int d)
 {
-	size_t slot = stacktab_slot(ptr);
+	uint32_t slot = stacktab_slot(ptr);
 	uint64_t *w = &t->bits[slot / 64];
 	uint64_t bit = 1ULL << (slot % 64);
 	uint32_t c;

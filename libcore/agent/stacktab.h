@@ -187,24 +187,42 @@ struct stacktab {
 	uint64_t ev, peak_ev; /* "The peak" above */
 };
 
-/* The filter slot of ptr: Fibonacci hashing, the top bits of ptr times an
- * odd constant. The alignment's zero low bits only shift the product, whose
- * top 16 bits still mix every address bit above them (no shift needed:
- * one instruction less on the free fast path). */
-static inline size_t stacktab_slot(uintptr_t ptr)
+/*
+ * The filter slot of ptr: Fibonacci hashing of its low 32 bits, the top
+ * 16 bits of their product with an odd 32-bit constant. Two instructions
+ * on x86-64 (a multiply by an immediate, a shift); the alignment's zero
+ * low bits only shift the product, whose top bits still mix every
+ * address bit from the alignment up to bit 31 (pointers 4 GiB apart
+ * share a slot: a false positive at worst).
+ */
+static inline uint32_t stacktab_slot(uintptr_t ptr)
 {
-	return (size_t)(((uint64_t)ptr * 0x9e3779b97f4a7c15ULL) >>
-			(64 - STACKTAB_FILTER_BITS));
+	return ((uint32_t)ptr * 0x9e3779b1u) >> (32 - STACKTAB_FILTER_BITS);
 }
 
-/* Lock-free: may ptr be live in the table? (false: certainly not). */
+/*
+ * Lock-free: may ptr be live in the table? (false: certainly not). On
+ * x86-64 one bit test with the slot as a register offset into bits[] (the
+ * free fast path's whole filter: multiply, shift, bt, branch).
+ */
 static inline bool stacktab_maybe_live(const struct stacktab *t, uintptr_t ptr)
 {
-	size_t slot = stacktab_slot(ptr);
+	uint32_t slot = stacktab_slot(ptr);
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+	bool set;
 
+	/* A plain load of the word, as the relaxed atomic load below: the
+	 * lock holder stores whole words. */
+	__asm__("btl %2, %1"
+		: "=@ccc"(set)
+		: "m"(*(const uint64_t(*)[ARRAY_SIZE(t->bits)])t->bits),
+		  "r"(slot));
+	return set;
+#else
 	return (__atomic_load_n(&t->bits[slot / 64], __ATOMIC_RELAXED) >>
 		(slot % 64)) &
 	       1;
+#endif
 }
 
 /* Mark ptr's slot for good: every free that hashes there takes the slow

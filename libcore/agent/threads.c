@@ -11,13 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
-/* In .tdata: every thread starts with slow_free set (see on_free). */
+/* In .tdata: every thread starts with free_count armed (see count_free). */
 __thread struct agent_thread agent_tls
-	__attribute__((tls_model("initial-exec"))) = {.slow_free = 1};
+	__attribute__((tls_model("initial-exec"))) = {.free_count = UINT64_MAX};
 
 /*
  * alloc_bytes of thread t, read from any thread: the reader half of the
- * seqcount. A writer interrupted for good inside count_bytes() (a signal
+ * seqcount. A writer interrupted for good inside guard_enter() (a signal
  * handler that longjmps out of it) leaves seq odd; after 1000 tries the
  * last reading is taken, off by at most one sampling interval.
  */
@@ -61,11 +61,11 @@ static void thread_exit(void *arg)
 		return;
 	if (++t->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS) {
 		/* pthread_setspecific may calloc a key page. */
-		t->guard++;
+		guard_enter(t);
 		t->quiet++;
 		pthread_setspecific(thread_key, t);
 		t->quiet--;
-		t->guard--;
+		guard_leave(t);
 		return;
 	}
 	struct record_rec *recs;
@@ -89,7 +89,7 @@ static void thread_exit(void *arg)
 	t->recs = t->rec = NULL;
 	t->recs_cap = t->recs_n = 0;
 	h->exited_alloc_count += t->alloc_count;
-	h->exited_free_count += t->free_count;
+	h->exited_free_count += thread_frees(t);
 	h->exited_alloc_bytes += t->bytes_base - t->left;
 	h->exited_reentries += t->reentries;
 	h->exited_samples += t->samples;
@@ -119,9 +119,9 @@ static void thread_exit(void *arg)
 	 * seen (they do not depend on the thread); allocations are counted in
 	 * the now unregistered block, i.e. not at all, and never sampled.
 	 */
-	t->guard++;
-	count_bytes(t, 0, UINT64_MAX);
-	t->guard--;
+	guard_enter(t);
+	t->held = UINT64_MAX;
+	guard_leave(t);
 	t->sample_left = UINT64_MAX;
 }
 
@@ -176,19 +176,24 @@ void agent_thread_setup(struct agent_thread *t)
 			(uintptr_t)t);
 	}
 	t->name_time_ns = 0;
-	/* Exact mode sends every free to the slow path, for its size. */
-	t->slow_free = agent_mode == AGENT_ON && agent_cfg.exact;
-	t->guard++;
+	/* The countdown goes to left at the outermost guard_leave. */
+	guard_enter(t);
 	if (agent_mode != AGENT_ON) {
-		count_bytes(t, 0, UINT64_MAX);
+		t->held = UINT64_MAX;
 		t->sample_left = UINT64_MAX;
 	} else if (agent_cfg.exact) {
-		count_bytes(t, 0, 0);
+		t->held = 0;
 		t->sample_left = sampler_interval(&t->rng, agent_cfg.rate);
 	} else {
-		count_bytes(t, 0, sampler_interval(&t->rng, agent_cfg.rate));
+		t->held = sampler_interval(&t->rng, agent_cfg.rate);
 	}
-	t->guard--;
+	/* Disarm the first-free test: the frees counted before the agent
+	 * started become the count (the true one while guarded). */
+	if (t->held_frees == UINT64_MAX) {
+		t->held_frees = t->early_frees;
+		t->early_frees = 0;
+	}
+	guard_leave(t);
 	if (t->state == AGENT_THREAD_NEW) {
 		pthread_mutex_lock(&agent_reg_lock);
 		t->prev = NULL;
@@ -207,11 +212,11 @@ void agent_thread_setup(struct agent_thread *t)
 			agent_program_threaded();
 		if (thread_key_ok) {
 			/* pthread_setspecific may calloc a key page. */
-			t->guard++;
+			guard_enter(t);
 			t->quiet++;
 			pthread_setspecific(thread_key, t);
 			t->quiet--;
-			t->guard--;
+			guard_leave(t);
 		}
 	}
 	errno = saved;
@@ -317,7 +322,7 @@ void agent_sum_counters(uint64_t *alloc_count, uint64_t *free_count,
 		/* Plain counters written by their owner: a read may be a
 		 * moment stale, never torn (aligned 64-bit loads). */
 		a += __atomic_load_n(&t->alloc_count, __ATOMIC_RELAXED);
-		f += __atomic_load_n(&t->free_count, __ATOMIC_RELAXED);
+		f += thread_frees(t);
 		b += thread_alloc_bytes(t);
 		r += __atomic_load_n(&t->reentries, __ATOMIC_RELAXED);
 		s += __atomic_load_n(&t->samples, __ATOMIC_RELAXED);
@@ -342,10 +347,8 @@ void agent_threads_sync_all(void)
 			&s->alloc_count,
 			__atomic_load_n(&t->alloc_count, __ATOMIC_RELAXED),
 			__ATOMIC_RELAXED);
-		__atomic_store_n(
-			&s->free_count,
-			__atomic_load_n(&t->free_count, __ATOMIC_RELAXED),
-			__ATOMIC_RELAXED);
+		__atomic_store_n(&s->free_count, thread_frees(t),
+				 __ATOMIC_RELAXED);
 		__atomic_store_n(&s->alloc_bytes, thread_alloc_bytes(t),
 				 __ATOMIC_RELAXED);
 		__atomic_store_n(&s->samples,
@@ -385,7 +388,8 @@ void agent_threads_after_fork_child(void)
 	agent_hdr->exited_alloc_count = agent_hdr->exited_free_count = 0;
 	agent_hdr->exited_alloc_bytes = agent_hdr->exited_reentries = 0;
 	agent_hdr->exited_samples = 0;
-	t->alloc_count = t->free_count = 0;
+	/* Under the fork's guard: the counts it puts back too. */
+	t->alloc_count = t->free_count = t->held_frees = t->early_frees = 0;
 	t->bytes_base = t->left; /* alloc_bytes 0 */
 	t->reentries = t->samples = 0;
 	t->next = t->prev = NULL;
@@ -404,12 +408,12 @@ void agent_threads_after_fork_child(void)
 
 void agent_guard_enter(void)
 {
-	agent_tls.guard++;
+	guard_enter(&agent_tls);
 	agent_tls.quiet++;
 }
 
 void agent_guard_leave(void)
 {
 	agent_tls.quiet--;
-	agent_tls.guard--;
+	guard_leave(&agent_tls);
 }
