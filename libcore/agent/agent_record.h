@@ -162,6 +162,10 @@ int record_view(struct record_view *v);
 /* PALLOC_RUN_TOKEN was given: palloc-run converts and removes the file. */
 bool record_kept_for_run(void);
 
+/* palloc-run makes this process's profiles from its record (a token was
+ * given and the record is a file): the agent writes none of its own. */
+bool record_run_writes(void);
+
 /* With LD_PRELOAD alone (no token), after the exit profile is written:
  * remove the record's file (if it is still the one created). The
  * mapping stays until the process ends. */

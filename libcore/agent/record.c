@@ -2,7 +2,7 @@
 /* The agent's record (wire/record.h): its file, header and entries. */
 #include "agent_int.h"
 #include "agent/allocstats.h"
-#include "ctlsock.h"
+#include "rundir.h"
 #include "fmt.h"
 #include "msg.h"
 #include "num.h"
@@ -363,8 +363,8 @@ static void prune_dead(int dfd, const char *own)
 
 /*
  * Create "PID.START.rec" (0600, exclusively, never through a symbolic
- * link) in PALLOC_RECORD_DIR, used as it is, or the control directory,
- * made and checked as for the control socket; prune: then remove the
+ * link) in PALLOC_RECORD_DIR, used as it is, or the user's directory
+ * (rundir.h), made and checked there; prune: then remove the
  * directory's dead records beyond the newest KEEP_DEAD (prune_dead).
  * Sets rec.path, dev, ino. The descriptor, or -1 with msg_set().
  */
@@ -379,8 +379,8 @@ static int create_file(pid_t pid, int64_t start_ns, bool prune)
 		if (!rec.dir[0])
 			return msg_set("PALLOC_RECORD_DIR: empty or too long");
 		memcpy(dir, rec.dir, sizeof(dir));
-	} else if (ctlsock_dir(dir, sizeof(dir)) < 0 ||
-		   ctlsock_prepare_dir(dir) < 0) {
+	} else if (rundir_path(dir, sizeof(dir)) < 0 ||
+		   rundir_prepare(dir) < 0) {
 		return -1;
 	}
 	fmt_init(&b, name, sizeof(name));
@@ -1108,6 +1108,11 @@ bool record_kept_for_run(void)
 		if (rec.token[i])
 			return true;
 	return false;
+}
+
+bool record_run_writes(void)
+{
+	return rec.base && rec.file && record_kept_for_run();
 }
 
 void record_remove(void)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Finding and copying records (wire/record.h) from outside the process. */
 #include "common.h"
-#include "ctlsock.h"
+#include "rundir.h"
 #include "msg.h"
 #include "procfs.h"
 #include "record_read.h"
@@ -480,7 +480,7 @@ int record_list(const char *dir, struct record_listing **out, size_t *n)
 	*out = NULL;
 	*n = 0;
 	if (!dir) {
-		if (ctlsock_dir(own, sizeof(own)) < 0)
+		if (rundir_path(own, sizeof(own)) < 0)
 			return -1;
 		dir = own;
 	}

@@ -95,7 +95,7 @@ struct record_listing {
 
 /*
  * The records "PID.START.rec" in dir (NULL: this user's directory,
- * ctlsock_dir()), sorted by pid then START, into a malloc'd array (*out,
+ * rundir_path()), sorted by pid then START, into a malloc'd array (*out,
  * *n; free() it). Names that do not read so, symbolic links and files
  * that are not regular are skipped; a record whose header does not read
  * is listed with valid false. 0 (also for a missing directory: none), or

@@ -605,10 +605,10 @@ static bool superseded(const struct record_listing *v, size_t n,
 }
 
 /*
- * Did the process of record l (one of v[n]) end without its agent writing
- * its profile? Exited: unless it delivered, announced or failed one (an
- * agent without a channel, or one that only records). Not mapped any more:
- * killed, unless its image exec'd another program (see runrec_finish()).
+ * Did the process of record l (one of v[n]) end, its exit profile still
+ * to write? Exited: yes (under palloc-run an agent with a record file
+ * writes no profile of its own). Not mapped any more: killed, unless its
+ * image exec'd another program (see runrec_finish()).
  */
 static bool left_without(const struct runrec *r, const struct record_listing *v,
 			 size_t n, const struct record_listing *l,
@@ -620,7 +620,7 @@ static bool left_without(const struct runrec *r, const struct record_listing *v,
 	if (!ours(r, l) || l->life == RECORD_LIFE_LIVE || superseded(v, n, l))
 		return false;
 	if (l->life == RECORD_LIFE_EXITED)
-		return !collect_delivered(r->col, l->pid);
+		return true;
 	status = status_fn ? status_fn(ctx, l->pid) : -1;
 	if (status >= 0 && WIFEXITED(status))
 		return false; /* exec'd a program without the agent */
