@@ -138,8 +138,15 @@ void record_module_unloaded(uintptr_t start, uintptr_t limit, uint64_t offset,
  */
 void record_slow_point(uint64_t samples);
 
-/* The allocator's figures now (header.allocator; guard set). */
+/* The allocator's figures now (header.allocator; guard set), unless
+ * another thread is taking them. */
 void record_allocator_snapshot(void);
+
+/* From an idle point (idle.c: a thread about to wait, having allocated
+ * or freed since its last wait): the allocator's figures now, within a
+ * budget of the process's time (record.c). Not from a signal handler
+ * that may have interrupted the allocator. */
+void record_idle_point(void);
 
 /*
  * At exit, after the exit profile's measurement: end time, title, what

@@ -28,6 +28,10 @@
 #define FIRST_MAP ((uint64_t)64 << 10) /* the first step of the file */
 #define THREAD_ENTRY 128	       /* a slot alone on its lines */
 #define SNAPSHOT_NS 1000000000	       /* allocator figures: 1 a second */
+/* Idle points: the snapshots taken there may cost at most 1/IDLE_SHARE
+ * of the time, with IDLE_BURST_NS of it saved up. */
+#define IDLE_SHARE 50
+#define IDLE_BURST_NS 100000000
 #define KEEP_DEAD 32		       /* dead records kept in a directory */
 
 static struct record_header private_hdr;
@@ -59,7 +63,11 @@ static struct {
 	size_t n_mods, cap_mods;
 	unsigned long long adds; /* dlpi_adds at the last look */
 	int64_t next_snapshot_ns;
-	struct agent_lock snapshot_lock; /* taken with trylock only */
+	/* taken with trylock on the allocation path, waited for at idle
+	 * points (record_idle_point) */
+	struct agent_lock snapshot_lock;
+	/* idle points' budget (monotonic ns), under snapshot_lock */
+	int64_t idle_tokens_ns, idle_last_ns;
 	/* from the environment at start (record_read_env) */
 	bool dir_set;
 	char dir[PATH_MAX];
@@ -974,6 +982,7 @@ void record_after_fork_child(void)
 	h->anon_bytes = h->anon_peak_bytes = h->heap_bytes = -1;
 	h->unseen_bytes = -1;
 	rec.next_snapshot_ns = 0;
+	rec.idle_last_ns = 0;
 	agent_lock_reset(&rec.snapshot_lock);
 	h->allocator.seq &= ~1u;
 }
@@ -990,7 +999,8 @@ void record_tab_totals(void)
 	__atomic_store_n(&h->peak_ev, agent_tab.peak_ev, __ATOMIC_RELAXED);
 }
 
-void record_allocator_snapshot(void)
+/* The allocator's figures into the record; caller holds snapshot_lock. */
+static void allocator_snapshot_locked(void)
 {
 	struct record_allocator *a = &agent_hdr->allocator;
 	struct allocstats_comparable c;
@@ -999,8 +1009,6 @@ void record_allocator_snapshot(void)
 	sigset_t all, old;
 	uint32_t seq;
 
-	if (!rec.base || !agent_trylock(&rec.snapshot_lock))
-		return;
 	/* The calls below allocate (fmemopen, jemalloc's mallctl): the
 	 * agent's own, expected, not reentries. And they walk the heap: a
 	 * signal handler that allocates must not change it meanwhile (a
@@ -1058,7 +1066,48 @@ void record_allocator_snapshot(void)
 	__atomic_store_n(&a->seq, seq + 2, __ATOMIC_RELEASE);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	agent_guard_leave();
+}
+
+void record_allocator_snapshot(void)
+{
+	if (!rec.base || !agent_trylock(&rec.snapshot_lock))
+		return;
+	allocator_snapshot_locked();
 	agent_unlock(&rec.snapshot_lock);
+}
+
+/*
+ * A thread is about to wait (idle.c) after it allocated or freed since
+ * its last wait: the figures it leaves behind are taken now, so that an
+ * idle process is read with current ones. Another thread taking them
+ * meanwhile is waited for (its snapshot may have started before this
+ * thread's last change). A budget keeps a busy server that waits between
+ * requests from spending more than 1/IDLE_SHARE of its time here.
+ */
+void record_idle_point(void)
+{
+	int64_t now, end;
+
+	if (!rec.base)
+		return;
+	agent_guard_enter();
+	agent_lock(&rec.snapshot_lock);
+	now = realtime_ns(CLOCK_MONOTONIC);
+	if (!rec.idle_last_ns)
+		rec.idle_tokens_ns = IDLE_BURST_NS;
+	else
+		rec.idle_tokens_ns += (now - rec.idle_last_ns) / IDLE_SHARE;
+	if (rec.idle_tokens_ns > IDLE_BURST_NS)
+		rec.idle_tokens_ns = IDLE_BURST_NS;
+	rec.idle_last_ns = now;
+	if (rec.idle_tokens_ns > 0) {
+		allocator_snapshot_locked();
+		end = realtime_ns(CLOCK_MONOTONIC);
+		rec.idle_tokens_ns -= end - now;
+		rec.idle_last_ns = end;
+	}
+	agent_unlock(&rec.snapshot_lock);
+	agent_guard_leave();
 }
 
 void record_slow_point(uint64_t samples)
