@@ -69,8 +69,8 @@ static int snap_fd(int fd, struct snap *s)
 
 /*
  * The record of the live process pid: 0, and *s to snap_free(); 1 when
- * the process maps none, or its maps cannot be read (not ours to read:
- * msg_set() says which); -1 with msg_set().
+ * the process maps none (msg_set() says so); -1 with msg_set() (its maps
+ * not ours to read, no such process, a record refused).
  */
 static int snap_live(pid_t pid, struct snap *s)
 {
@@ -85,7 +85,8 @@ static int snap_live(pid_t pid, struct snap *s)
 		if (e == ENOENT && strstr(msg_last(), "no record mapped"))
 			return 1;
 		if (e == EACCES || e == EPERM)
-			return 1;
+			return msg_set("permission denied (the process "
+				       "belongs to another user)");
 		if (e == ENOENT || e == ESRCH)
 			return msg_set("no such process");
 		return -1;
