@@ -986,7 +986,8 @@ static struct runrec *start_records(struct collect *col, const char *interval,
 	set_env("PALLOC_INTERVAL", "0");
 	set_env("PALLOC_DUMP_AT", "0");
 	if (runrec_watch(rr) < 0)
-		msg_error_last("warning: no periodic, peak or pressure profiles");
+		msg_error_last(
+			"warning: no periodic, peak or pressure profiles");
 	return rr;
 }
 

@@ -69,9 +69,8 @@ static const struct collect_item *last_profile(const struct collect *col,
 		if (it->pid != pid)
 			continue;
 		/* Written from the record after the kill: that one. */
-		if (it->written_ns >= killed_ns &&
-		    it->seq[0] >= '0' && it->seq[0] <= '9' &&
-		    stat(it->path, out) == 0)
+		if (it->written_ns >= killed_ns && it->seq[0] >= '0' &&
+		    it->seq[0] <= '9' && stat(it->path, out) == 0)
 			return it;
 		if (stat(it->path, &st) < 0)
 			continue;

@@ -32,7 +32,7 @@
  * of the time, with IDLE_BURST_NS of it saved up. */
 #define IDLE_SHARE 50
 #define IDLE_BURST_NS 100000000
-#define KEEP_DEAD 32		       /* dead records kept in a directory */
+#define KEEP_DEAD 32 /* dead records kept in a directory */
 
 static struct record_header private_hdr;
 struct record_header *agent_hdr = &private_hdr;

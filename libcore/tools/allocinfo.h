@@ -85,9 +85,9 @@ struct allocinfo_agent {
  * directory (record_list()) whose process is gone, "exited" or "killed",
  * without stats. Sorted by pid, then start time. A record directory that
  * cannot be read (planted by another user) is said to warn, when not
- * NULL; the live ones are still listed. timeout_ms: unused. Strings come from other processes: escape them
- * (msg_escape) before printing. *out is malloc'd; free with
- * allocinfo_agents_free. Returns 0 or -1.
+ * NULL; the live ones are still listed. timeout_ms: unused. Strings come from
+ * other processes: escape them (msg_escape) before printing. *out is malloc'd;
+ * free with allocinfo_agents_free. Returns 0 or -1.
  */
 int allocinfo_list(struct allocinfo_agent **out, size_t *n, int timeout_ms,
 		   bool dead, void (*warn)(void *ctx, const char *msg),

@@ -29,7 +29,7 @@ struct collect_item {
 	char *path;
 	dev_t dev;
 	ino_t ino;
-	char seq[24]; /* its %n ("3", "peak", "at90") */
+	char seq[24];	    /* its %n ("3", "peak", "at90") */
 	int64_t written_ns; /* unix time */
 };
 

@@ -472,15 +472,13 @@ static json_t *other_specific(uint32_t kind, const struct record_allocator *a)
 /* The figures of an agent that took none yet: every one unknown. */
 static void no_figures(struct record_allocator *n)
 {
-	int64_t *f[] = {&n->allocated_bytes, &n->active_bytes,
-			&n->resident_bytes,  &n->mapped_bytes,
-			&n->retained_bytes,  &n->free_bytes,
-			&n->metadata_bytes,  &n->arena_count,
-			&n->arena,	     &n->ordblks,
-			&n->smblks,	     &n->hblks,
-			&n->hblkhd,	     &n->usmblks,
-			&n->fsmblks,	     &n->uordblks,
-			&n->fordblks,	     &n->keepcost};
+	int64_t *f[] = {
+		&n->allocated_bytes, &n->active_bytes,	 &n->resident_bytes,
+		&n->mapped_bytes,    &n->retained_bytes, &n->free_bytes,
+		&n->metadata_bytes,  &n->arena_count,	 &n->arena,
+		&n->ordblks,	     &n->smblks,	 &n->hblks,
+		&n->hblkhd,	     &n->usmblks,	 &n->fsmblks,
+		&n->uordblks,	     &n->fordblks,	 &n->keepcost};
 
 	for (size_t i = 0; i < ARRAY_SIZE(f); i++)
 		*f[i] = -1;
