@@ -327,12 +327,13 @@ void agent_get_unseen(struct unseen *u)
  * table's lock a bounded time only. The threads' counters are copied to
  * their slots first; the table lock (no sample changes the stacks, no
  * thread folds its records) and the registry's (no table moves) are held
- * while the record is read. NULL with msg_set() on failure.
+ * while the record is read. maps: the executable regions read meanwhile
+ * (zero-initialised; the caller frees it). NULL with msg_set() on failure.
  */
-static struct pprof_profile *build_profile(bool exiting, const char *dflt)
+static struct pprof_profile *build_profile(bool exiting, const char *dflt,
+					   struct agent_maps *maps)
 {
 	struct record_profile_opts o = {.default_sample_type = dflt};
-	struct agent_maps maps = {0};
 	struct pprof_profile *p = NULL;
 	struct record_view v;
 	char title[RECORD_LONG_STR];
@@ -346,7 +347,7 @@ static struct pprof_profile *build_profile(bool exiting, const char *dflt)
 		o.unseen_hint = exit_unseen.hint;
 	}
 	o.unmapped = agent_maps_unmapped;
-	o.unmapped_ctx = &maps;
+	o.unmapped_ctx = maps;
 	agent_threads_sync_all();
 	if (agent_lock_bounded(&agent_tab_lock, exiting) < 0) {
 		msg_set("the stack table stayed locked by another thread");
@@ -359,7 +360,6 @@ static struct pprof_profile *build_profile(bool exiting, const char *dflt)
 	}
 	pthread_mutex_unlock(&agent_reg_lock);
 	agent_unlock(&agent_tab_lock);
-	agent_maps_free(&maps);
 	return p;
 }
 
@@ -372,6 +372,7 @@ static int dump_kind(const char *path, bool exiting, bool peak,
 		     size_t cap)
 {
 	struct pprof_profile *p;
+	struct agent_maps maps = {0};
 	char seq[24];
 	int rc = -1, err = 0;
 
@@ -390,7 +391,9 @@ static int dump_kind(const char *path, bool exiting, bool peak,
 		err = ESHUTDOWN;
 		goto out;
 	}
-	p = build_profile(exiting, peak ? "peak_inuse_space" : "inuse_space");
+	p = build_profile(exiting, peak ? "peak_inuse_space" : "inuse_space",
+			  &maps);
+	agent_maps_free(&maps);
 	if (!p) {
 		err = errno ? errno : ENOMEM;
 		goto out;
@@ -707,6 +710,28 @@ void agent_safe_point(void)
 
 /* ---- start and exit ---- */
 
+/*
+ * Under palloc-run, at exit: the executable regions no loaded object
+ * covers that hold a frame (JIT code) go into the record, which
+ * palloc-run reads after /proc/PID/maps is gone. The profile is built for
+ * that only (record_profile() looks every frame up), then dropped.
+ */
+static void record_jit_regions(void)
+{
+	struct agent_maps maps = {0};
+	struct pprof_profile *p;
+
+	record_modules_check();
+	if (agent_lock_bounded(&agent_dump_lock, true) < 0)
+		return;
+	p = build_profile(true, "inuse_space", &maps);
+	agent_unlock(&agent_dump_lock);
+	if (p)
+		pprof_free(p);
+	agent_maps_record(&maps);
+	agent_maps_free(&maps);
+}
+
 /* The status exit() or _exit() was given, when the agent saw it. */
 static int exit_status;
 
@@ -725,6 +750,8 @@ static void exit_dump(void)
 	agent_threads_sync_all();
 	if (record_kept_for_run())
 		record_allocator_snapshot();
+	if (record_run_writes())
+		record_jit_regions();
 	record_exit(exit_status, exit_unseen.anon_bytes,
 		    exit_unseen.anon_peak_bytes, exit_unseen.heap_bytes,
 		    exit_unseen.unseen_bytes);
@@ -834,6 +861,7 @@ __attribute__((constructor(101))) static void agent_init(void)
 	if (agent_mode != AGENT_OFF)
 		return;
 	real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+	agent_idle_init();
 	agent_guard_enter();
 	ag.start_ns = agent_now_ns();
 	ag.start_realtime_ns = realtime_ns();

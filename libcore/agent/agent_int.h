@@ -265,6 +265,10 @@ void agent_pressure_after_fork(void);
  * at a time. */
 void agent_pressure_safe_point(uint64_t now, uint64_t alloc_bytes);
 
+/* idle.c: at init, before any thread of the agent's can sleep: the C
+ * library's waits that idle.c interposes, resolved once. */
+void agent_idle_init(void);
+
 /* Seconds of CLOCK_MONOTONIC as nanoseconds. */
 uint64_t agent_now_ns(void);
 
@@ -323,6 +327,9 @@ struct agent_maps {
  */
 struct pprof_profile;
 uint64_t agent_maps_unmapped(void *ctx, struct pprof_profile *p, uint64_t addr);
+/* The regions agent_maps_unmapped() gave a mapping, into the record
+ * (record_module_region): for a reader after the process is gone. */
+void agent_maps_record(const struct agent_maps *m);
 void agent_maps_free(struct agent_maps *m);
 
 #endif /* PALLOC_AGENT_INT_H */

@@ -124,6 +124,15 @@ void record_slots_after_fork(const struct record_thread *keep);
  */
 void record_modules_check(void);
 
+/*
+ * An executable region no loaded object covers (JIT code), named path
+ * ("[anon:jit]" or the kernel's name): a MODULE entry of load_gen 0, so
+ * that a reader from outside names the frames in it after the process is
+ * gone (the exit under palloc-run). Takes agent_mod_lock.
+ */
+void record_module_region(uintptr_t start, uintptr_t limit, uint64_t offset,
+			  const char *path);
+
 /* Segments [start, limit) at offset of path were unloaded (a dlclose):
  * their live MODULE entries get unload_gen gen. Takes agent_mod_lock
  * (the caller may hold the locks above it). */

@@ -51,7 +51,25 @@ static void idle_point(void)
 	errno = saved;
 }
 
-/* The next definition of name (dlsym may allocate: guarded). */
+enum {
+	FN_NANOSLEEP,
+	FN_CLOCK_NANOSLEEP,
+	FN_USLEEP,
+	FN_EPOLL_WAIT,
+	FN_EPOLL_PWAIT,
+	FN_PPOLL,
+	FN_N
+};
+static const char *const fn_names[FN_N] = {
+	"nanosleep",  "clock_nanosleep", "usleep",
+	"epoll_wait", "epoll_pwait",	 "ppoll",
+};
+static void *real_fn[FN_N];
+
+/* The next definition of name (dlsym may allocate: guarded). Resolved
+ * at init (agent_idle_init): dlsym takes the loader's lock, which a
+ * thread inside dlopen may hold while it waits for the agent (the fork
+ * fence), and the agent itself sleeps in nanosleep. */
 static void *next_fn(void **cache, const char *name)
 {
 	void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
@@ -65,6 +83,12 @@ static void *next_fn(void **cache, const char *name)
 	return f;
 }
 
+void agent_idle_init(void)
+{
+	for (size_t i = 0; i < FN_N; i++)
+		(void)next_fn(&real_fn[i], fn_names[i]);
+}
+
 static bool zero_ts(const struct timespec *ts)
 {
 	return ts && ts->tv_sec == 0 && ts->tv_nsec == 0;
@@ -72,9 +96,8 @@ static bool zero_ts(const struct timespec *ts)
 
 PALLOC_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
-	static void *real;
 	int (*f)(const struct timespec *, struct timespec *) =
-		next_fn(&real, "nanosleep");
+		next_fn(&real_fn[FN_NANOSLEEP], "nanosleep");
 
 	if (!f) {
 		errno = ENOSYS;
@@ -89,9 +112,8 @@ PALLOC_EXPORT int clock_nanosleep(clockid_t clock, int flags,
 				  const struct timespec *req,
 				  struct timespec *rem)
 {
-	static void *real;
 	int (*f)(clockid_t, int, const struct timespec *, struct timespec *) =
-		next_fn(&real, "clock_nanosleep");
+		next_fn(&real_fn[FN_CLOCK_NANOSLEEP], "clock_nanosleep");
 
 	if (!f)
 		return ENOSYS;
@@ -102,8 +124,7 @@ PALLOC_EXPORT int clock_nanosleep(clockid_t clock, int flags,
 
 PALLOC_EXPORT int usleep(useconds_t usec)
 {
-	static void *real;
-	int (*f)(useconds_t) = next_fn(&real, "usleep");
+	int (*f)(useconds_t) = next_fn(&real_fn[FN_USLEEP], "usleep");
 
 	if (!f) {
 		errno = ENOSYS;
@@ -117,9 +138,8 @@ PALLOC_EXPORT int usleep(useconds_t usec)
 PALLOC_EXPORT int epoll_wait(int epfd, struct epoll_event *events,
 			     int maxevents, int timeout)
 {
-	static void *real;
 	int (*f)(int, struct epoll_event *, int, int) =
-		next_fn(&real, "epoll_wait");
+		next_fn(&real_fn[FN_EPOLL_WAIT], "epoll_wait");
 
 	if (!f) {
 		errno = ENOSYS;
@@ -134,9 +154,8 @@ PALLOC_EXPORT int epoll_pwait(int epfd, struct epoll_event *events,
 			      int maxevents, int timeout,
 			      const sigset_t *sigmask)
 {
-	static void *real;
 	int (*f)(int, struct epoll_event *, int, int, const sigset_t *) =
-		next_fn(&real, "epoll_pwait");
+		next_fn(&real_fn[FN_EPOLL_PWAIT], "epoll_pwait");
 
 	if (!f) {
 		errno = ENOSYS;
@@ -150,9 +169,8 @@ PALLOC_EXPORT int epoll_pwait(int epfd, struct epoll_event *events,
 PALLOC_EXPORT int ppoll(struct pollfd *fds, nfds_t nfds,
 			const struct timespec *tmo, const sigset_t *sigmask)
 {
-	static void *real;
 	int (*f)(struct pollfd *, nfds_t, const struct timespec *,
-		 const sigset_t *) = next_fn(&real, "ppoll");
+		 const sigset_t *) = next_fn(&real_fn[FN_PPOLL], "ppoll");
 
 	if (!f) {
 		errno = ENOSYS;

@@ -656,6 +656,25 @@ void record_modules_check(void)
 	agent_segs_free(&l);
 }
 
+void record_module_region(uintptr_t start, uintptr_t limit, uint64_t offset,
+			  const char *path)
+{
+	struct phdr_segment seg = {
+		.start = start,
+		.limit = limit,
+		.offset = offset,
+		.path = path,
+		.build_id = "",
+	};
+
+	if (!rec.base || rec.full)
+		return;
+	agent_lock(&agent_mod_lock);
+	if (!module_known(&seg))
+		module_add(&seg, 0);
+	agent_unlock(&agent_mod_lock);
+}
+
 void record_module_unloaded(uintptr_t start, uintptr_t limit, uint64_t offset,
 			    const char *path, uint32_t gen)
 {

@@ -5,6 +5,7 @@
 #include "msg.h"
 #include "pattern.h"
 #include "pprof_comments.h"
+#include "record_docs.h"
 #include "record_profile.h"
 #include "record_read.h"
 #include "runrec.h"
@@ -12,6 +13,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -196,6 +199,89 @@ static int64_t header_peak(const struct record_header *h)
 	return h->max_inuse_bytes > 0 ? (int64_t)(h->max_inuse_bytes + 0.5) : 0;
 }
 
+/* Is the regular file at path a Go program (a Go build id or build info
+ * section)? The agent knew (unseen.c); a reader after the process's end
+ * asks its executable. */
+static bool file_is_go(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	Elf_Scn *scn = NULL;
+	struct stat st;
+	size_t shstrndx;
+	bool go = false;
+	Elf *e;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    elf_version(EV_CURRENT) == EV_NONE) {
+		close(fd);
+		return false;
+	}
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (e && elf_getshdrstrndx(e, &shstrndx) == 0) {
+		while (!go && (scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			const char *n;
+
+			if (!gelf_getshdr(scn, &sh))
+				continue;
+			n = elf_strptr(e, shstrndx, sh.sh_name);
+			go = n && (strcmp(n, ".note.go.buildid") == 0 ||
+				   strcmp(n, ".go.buildinfo") == 0);
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return go;
+}
+
+/*
+ * Who owns the memory malloc did not give, for the exit profile of a
+ * process that is gone (record_profile_opts.unseen_owner): from the
+ * objects its record lists, as record_unseen_owner() tells them from
+ * /proc/PID/maps, and the Go runtime from its executable. "" when none.
+ */
+static void dead_owner(const struct record_view *v, const char **owner,
+		       const char **hint)
+{
+	struct record_unseen u = {0};
+	char exe[RECORD_STR];
+	size_t len = 1;
+	char *text;
+
+	*owner = "";
+	*hint = NULL;
+	snprintf(exe, sizeof(exe), "%.*s", (int)strnlen(v->h->exe, sizeof(exe)),
+		 v->h->exe);
+	if (v->n_modules && file_is_go(v->modules[0]->path)) {
+		*owner = "the Go runtime";
+		*hint = "Go's heap is not malloc's; use runtime/pprof's heap "
+			"profile";
+		return;
+	}
+	for (size_t i = 0; i < v->n_modules; i++)
+		len += strlen(v->modules[i]->path) + 1;
+	text = malloc(len);
+	if (!text)
+		return;
+	len = 0;
+	for (size_t i = 0; i < v->n_modules; i++) {
+		size_t n = strlen(v->modules[i]->path);
+
+		memcpy(text + len, v->modules[i]->path, n);
+		text[len + n] = '\n';
+		len += n + 1;
+	}
+	text[len] = '\0';
+	record_unseen_owner(&u, text, exe, NULL, 0);
+	free(text);
+	if (u.owner) {
+		*owner = u.owner;
+		*hint = u.hint;
+	}
+}
+
 /* What a profile from a record is for. */
 struct want {
 	const char *seq;     /* NULL: the next number */
@@ -249,7 +335,8 @@ static int write_profile(struct runrec *r, const char *path, pid_t pid,
 			o.unmapped_ctx = &maps;
 		}
 	} else {
-		/* Killed: the record's last change is its moment. */
+		/* Ended: the record's last change is its moment. */
+		dead_owner(&v, &o.unseen_owner, &o.unseen_hint);
 		o.time_nanos = h->end_unix_ns	   ? h->end_unix_ns
 			       : h->update_unix_ns ? h->update_unix_ns
 						   : now_unix_ns();
