@@ -34,13 +34,14 @@ const char *agent_program_name(void)
 /*
  * A Go program: its runtime keeps its heap itself and ends the process
  * with a raw exit_group, past every exit handler, so the agent sees only
- * cgo's mallocs and writes no profile at exit. Said at start.
+ * cgo's mallocs and writes no profile at exit (palloc-run writes it from
+ * the record). Said at start.
  */
 static const char go_note[] =
-	"a Go program: the Go runtime keeps its own heap (not malloc's) and "
-	"exits without running exit handlers, so palloc sees only C "
-	"allocations and writes no profile at exit; use runtime/pprof's heap "
-	"profile";
+	"a Go program: the Go runtime keeps its own heap (not malloc's), so "
+	"palloc sees only C allocations, and it exits without running exit "
+	"handlers (no exit profile but palloc-run's, from the record); use "
+	"runtime/pprof's heap profile";
 
 void agent_output_init(void)
 {

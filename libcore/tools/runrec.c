@@ -674,6 +674,30 @@ void runrec_stop(struct runrec *r)
 	r->running = false;
 }
 
+/* Is the executable of the record at path (its first MODULE) a Go
+ * program? */
+static bool record_is_go(const char *path)
+{
+	struct record_image im;
+	struct record_view v;
+	bool go = false;
+	int fd = record_open(path);
+
+	if (fd < 0)
+		return false;
+	if (record_copy(fd, &im) < 0) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	if (record_check(im.buf, im.len, NULL, &v) == 0) {
+		go = v.n_modules && file_is_go(v.modules[0]->path);
+		record_view_free(&v);
+	}
+	record_image_free(&im);
+	return go;
+}
+
 /*
  * Did another record of the same process (pid and start time in ticks:
  * exec keeps both) start later? Then l's image exec'd. That record need
@@ -709,8 +733,11 @@ static bool left_without(const struct runrec *r, const struct record_listing *v,
 	if (l->life == RECORD_LIFE_EXITED)
 		return true;
 	status = status_fn ? status_fn(ctx, l->pid) : -1;
+	/* Exited without marking its record: it exec'd a program without
+	 * the agent, or it is a Go program (exit_group past every exit
+	 * handler), whose record is its profile. */
 	if (status >= 0 && WIFEXITED(status))
-		return false; /* exec'd a program without the agent */
+		return record_is_go(l->path);
 	/* the same process runs another program */
 	return record_start_ticks(l->pid, &ticks) < 0 ||
 	       ticks != l->header.start_ticks;
