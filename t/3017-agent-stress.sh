@@ -58,8 +58,11 @@ run() {
 	(
 		i=0
 		while [ ! -e stress.done ] && kill -0 $pid 2>/dev/null; do
-			palloc-dump $pid -o dump.$i.pb.gz 2>>dump.err &&
+			if palloc-dump $pid -o dump.$i.pb.gz 2>>dump.err; then
 				i=$((i + 1))
+			else
+				echo "exit $?" >>dump.fail
+			fi
 		done
 		echo $i >dumps.count
 	) &
@@ -87,7 +90,9 @@ run() {
 	diag "$1: $(cat out.txt)"
 	check "$1: no message on stderr" test ! -s err.txt
 	[ -s err.txt ] && diag "$(head -20 err.txt)"
-	check "$1: palloc-dump always succeeded" test ! -s dump.err
+	# Warnings are not failures: a dump that ends as the process does
+	# cannot open its files through /proc/PID/root to symbolize.
+	check "$1: palloc-dump always succeeded" test ! -s dump.fail
 	[ -s dump.err ] && diag "$(head -5 dump.err)"
 	n=$(ls prof.*.pb.gz 2>/dev/null | wc -l)
 	nd=$(ls dump.*.pb.gz 2>/dev/null | wc -l)

@@ -758,7 +758,9 @@ void record_init(const char *cmdline, int64_t start_ns)
 	int fd, err;
 	void *p;
 
-	fd = create_file(getpid(), start_ns, true);
+	/* Under palloc-run no pruning: it writes the exit profile of every
+	 * record when the program is over, then removes them all. */
+	fd = create_file(getpid(), start_ns, !record_kept_for_run());
 	if (fd < 0)
 		warn_once(true, msg_last());
 	p = mmap(NULL, RESERVE, PROT_NONE,
