@@ -31,8 +31,8 @@ static PALLOC_NORETURN void usage(void)
 	      " -w, --watch <seconds>    a JSON line every SECONDS\n"
 	      " -c, --count <n>          with --watch: stop after N samples\n"
 	      " -o, --output <file>      write to FILE ('-': standard output)\n"
-	      "     --timeout <seconds>  wait at most this long in all for the agent\n"
-	      "                            (default 10)\n",
+	      "     --timeout <seconds>  accepted, no effect (nothing waits on the\n"
+	      "                            process)\n",
 	      stdout);
 	cli_usage_end(26, NULL);
 }

@@ -3,7 +3,6 @@
 #include "common.h"
 #include "cli.h"
 #include "collect.h"
-#include "deliver.h"
 #include "elfcheck.h"
 #include "msg_cli.h"
 #include "num.h"
@@ -510,8 +509,8 @@ static void symbols_warning(void *ctx, const char *msg)
 }
 
 /*
- * Symbolize (unless raw) one profile the run's processes delivered or
- * announced, in place and keeping its mode, and, unless quiet, fill *sm
+ * Symbolize (unless raw) one profile palloc-run wrote from a record, in
+ * place and keeping its mode, and, unless quiet, fill *sm
  * (sm->shown is the caller's). Problems are warnings: the program has
  * run, its status stands. Returns 0 when *sm was filled.
  */
@@ -656,77 +655,25 @@ static int reaped_status(void *ctx, pid_t pid)
 	return -1;
 }
 
-/* Why the process of it (a hello and nothing after) delivered nothing. */
-static void why_none(const struct collect_item *it, char *buf, size_t len)
-{
-	for (size_t i = n_reaped; i-- > 0;) {
-		if (reaped[i].pid != it->pid)
-			continue;
-		if (WIFSIGNALED(reaped[i].status))
-			snprintf(
-				buf, len,
-				"it was killed by signal %d before writing one",
-				WTERMSIG(reaped[i].status));
-		else
-			snprintf(buf, len,
-				 "it exited (status %d) without writing one",
-				 WEXITSTATUS(reaped[i].status));
-		return;
-	}
-	if (kill(it->pid, 0) == 0)
-		snprintf(buf, len, "it was still running");
-	else
-		snprintf(
-			buf, len,
-			"it ended without writing one (killed, or it exec'd a program the agent cannot run in)");
-}
-
-/* The note the agent of process pid sent with its hello (why it may
- * write no profile: a Go program), or NULL. */
-static const char *hello_note(const struct collect *col, pid_t pid)
-{
-	size_t n;
-	const struct collect_item *items = collect_items(col, &n);
-
-	for (size_t i = 0; i < n; i++)
-		if (items[i].state == COLLECT_HELLO && items[i].pid == pid)
-			return items[i].why;
-	return NULL;
-}
-
-/* Lines naming the processes that delivered no profile, at most this
- * many, then a count of the rest. */
-#define UNDELIVERED_MAX 10
-
 /*
- * Symbolize and summarize every profile the program's processes delivered
- * (or wrote and announced), then name those that could not deliver one:
- * failures, and processes that said hello and nothing after (the
- * program's own, when there is no profile at all, is left to the caller's
- * warning). Returns how many profiles and failures there were.
+ * Symbolize and summarize every profile palloc-run wrote from its
+ * processes' records. Returns how many there were.
  */
-static size_t report(struct collect *col, const char *cwd, bool raw, bool quiet,
-		     pid_t program)
+static size_t report(struct collect *col, const char *cwd, bool raw, bool quiet)
 {
-	size_t n, found = 0, ns = 0, failed = 0, named = 0, refused;
+	size_t n, ns = 0;
 	const struct collect_item *items = collect_items(col, &n);
 	struct summary *sms = calloc(n ? n : 1, sizeof(*sms));
-	char why[768];
 
 	if (!sms) {
 		msg_warn("cannot summarize: %s", strerror(ENOMEM));
 		return n;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct collect_item *it = &items[i];
 		struct summary sm = {.order = i};
 
-		if (it->state != COLLECT_RECEIVED &&
-		    it->state != COLLECT_ANNOUNCED)
-			continue;
-		sm.shown = display_path(it->path, cwd);
-		found++;
-		if (process_profile(it, &sm, raw, quiet) == 0)
+		sm.shown = display_path(items[i].path, cwd);
+		if (process_profile(&items[i], &sm, raw, quiet) == 0)
 			sms[ns++] = sm;
 	}
 	print_summaries(sms, ns);
@@ -735,36 +682,7 @@ static size_t report(struct collect *col, const char *cwd, bool raw, bool quiet,
 		free(sms[i].warning);
 	}
 	free(sms);
-	for (size_t i = 0; i < n; i++) {
-		const struct collect_item *it = &items[i];
-
-		if (it->state == COLLECT_FAILED) {
-			failed++;
-			snprintf(why, sizeof(why), "%s",
-				 it->why ? it->why : "");
-		} else if (it->state == COLLECT_HELLO &&
-			   !(it->pid == program && found + failed == 0)) {
-			why_none(it, why, sizeof(why));
-			if (it->why)
-				snprintf(why + strlen(why),
-					 sizeof(why) - strlen(why), " (%s)",
-					 it->why);
-		} else {
-			continue;
-		}
-		if (named++ < UNDELIVERED_MAX)
-			msg_warn("no profile from pid %d (%s): %s",
-				 (int)it->pid, it->program, why);
-	}
-	if (named > UNDELIVERED_MAX)
-		msg_warn("and %zu more processes delivered no profile",
-			 named - UNDELIVERED_MAX);
-	refused = collect_refused(col);
-	if (refused)
-		msg_warn(
-			"refused %zu connection%s to its profile channel from processes it did not start, or that spoke nonsense",
-			refused, refused == 1 ? "" : "s");
-	return found + failed;
+	return n;
 }
 
 /*
@@ -1022,9 +940,10 @@ static bool valid_dump_at(const char *s)
  * The run's records (runrec.h): the directory and token for the agents,
  * and the watcher writing the interval, peak and pressure profiles from
  * them (interval: -i, else PALLOC_INTERVAL; dump_at: --dump-at, else
- * PALLOC_DUMP_AT, else 80,90,95). The agents are told to write none of
- * those themselves (PALLOC_INTERVAL=0, PALLOC_DUMP_AT=0). Without a
- * collector or a directory, the agents do as before: NULL then.
+ * PALLOC_DUMP_AT, else 80,90,95). The agents write no profile under
+ * palloc-run (a token and a record file: agent.c); PALLOC_INTERVAL=0 and
+ * PALLOC_DUMP_AT=0 say so to an agent whose record is not a file. NULL
+ * with msg_set() when there can be no records (palloc-run then fails).
  */
 static struct runrec *start_records(struct collect *col, const char *interval,
 				    const char *dump_at, bool peak)
@@ -1059,26 +978,16 @@ static struct runrec *start_records(struct collect *col, const char *interval,
 		dump_at = "80,90,95";
 	if (num_parse_percents(dump_at, cfg.dump_at, &cfg.n_dump_at) < 0)
 		cfg.n_dump_at = 0;
-	rr = col ? runrec_start(col, &cfg) : NULL;
-	if (col && !rr)
-		msg_error_last("warning: no records: killed processes will "
-			       "leave no profile");
-	if (rr) {
-		set_env("PALLOC_RECORD_DIR", runrec_dir(rr));
-		set_env("PALLOC_RUN_TOKEN", runrec_token(rr));
-		set_env("PALLOC_INTERVAL", "0");
-		set_env("PALLOC_DUMP_AT", "0");
-		if (runrec_watch(rr) < 0) {
-			msg_error_last("warning: no periodic profiles");
-			unsetenv("PALLOC_INTERVAL");
-			unsetenv("PALLOC_DUMP_AT");
-		} else {
-			return rr;
-		}
-	}
-	if (interval)
-		set_env("PALLOC_INTERVAL", interval);
-	set_env("PALLOC_DUMP_AT", dump_at);
+	rr = runrec_start(col, &cfg);
+	if (!rr)
+		return NULL;
+	set_env("PALLOC_RECORD_DIR", runrec_dir(rr));
+	set_env("PALLOC_RUN_TOKEN", runrec_token(rr));
+	set_env("PALLOC_INTERVAL", "0");
+	set_env("PALLOC_DUMP_AT", "0");
+	if (runrec_watch(rr) < 0)
+		msg_error_last(
+			"warning: no periodic, peak or pressure profiles");
 	return rr;
 }
 
@@ -1125,7 +1034,7 @@ int main(int argc, char **argv)
 	bool quiet = false, have_rate = false, have_depth = false;
 	uint64_t rate = 0, depth = 0, ns;
 	char path[PATH_MAX], cwd[PATH_MAX], num[32];
-	char *agent, abs_pattern[PATH_MAX], collect_env[128];
+	char *agent, abs_pattern[PATH_MAX];
 	const char *why;
 	struct serve *srv = NULL;
 	struct collect *col;
@@ -1300,20 +1209,24 @@ int main(int argc, char **argv)
 		set_env("PALLOC_EXACT", "1");
 
 	/*
-	 * The profiles come to palloc-run (collect.h), which writes them as
-	 * its own user: from processes that drop privileges, chroot or close
-	 * their fds too. As a child subreaper it stays the ancestor of
-	 * orphaned descendants, so that they may deliver.
+	 * palloc-run writes every profile from its processes' records
+	 * (runrec.h, collect.h), as its own user: those of processes that
+	 * drop privileges, chroot or close their fds too; the agents write
+	 * none and nothing passes between them and palloc-run but the
+	 * record. As a child subreaper it stays the parent of orphaned
+	 * descendants, so that it sees them end (wait_descendants).
 	 */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		msg_warn("cannot become a subreaper: %s", strerror(errno));
-	col = collect_start(abs_pattern, collect_env, sizeof(collect_env));
-	if (col)
-		set_env(DELIVER_ENV, collect_env);
-	else
-		msg_error_last(
-			"warning: processes will write their profiles themselves");
-	rr = start_records(col, interval, dump_at, peak);
+	col = collect_start(abs_pattern);
+	rr = col ? start_records(col, interval, dump_at, peak) : NULL;
+	if (!rr) {
+		msg_error_last("cannot keep the records of the program's "
+			       "processes");
+		collect_free(col);
+		free(agent);
+		return PALLOC_EXIT_RUN_FAILED;
+	}
 	if (http)
 		srv = start_http(http, &access, raw, quiet);
 	fflush(NULL);
@@ -1335,8 +1248,7 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_REALTIME, &killed);
 	wait_descendants(DESCENDANTS_GRACE_MS);
 	serve_stop(srv);
-	collect_stop(col);
-	/* The processes that left a record but no profile (killed). */
+	/* The exit profiles of the processes that ended (exited, killed). */
 	runrec_finish(rr, reaped_status, NULL, cli_warn_line);
 
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
@@ -1344,15 +1256,12 @@ int main(int argc, char **argv)
 			      (int64_t)killed.tv_sec * 1000000000 +
 				      killed.tv_nsec);
 	/* -o /dev/null: the profiles were thrown away, as asked. */
-	if (report(col, cwd, raw, quiet, pid) == 0 &&
+	if (report(col, cwd, raw, quiet) == 0 &&
 	    strcmp(abs_pattern, "/dev/null") != 0) {
 		if (WIFSIGNALED(status))
 			msg_warn(
 				"'%s' wrote no profile '%s': it was killed by signal %d before the agent could write one",
 				argv[optind], output, WTERMSIG(status));
-		else if (hello_note(col, pid))
-			msg_warn("'%s' wrote no profile '%s': it is %s",
-				 argv[optind], output, hello_note(col, pid));
 		else
 			msg_warn(
 				"'%s' wrote no profile '%s': did it exec a static or setuid program, or clear LD_PRELOAD?",

@@ -66,13 +66,11 @@ static const struct collect_item *last_profile(const struct collect *col,
 	for (size_t i = 0; i < n; i++) {
 		const struct collect_item *it = &items[i];
 
-		if (it->pid != pid || (it->state != COLLECT_RECEIVED &&
-				       it->state != COLLECT_ANNOUNCED))
+		if (it->pid != pid)
 			continue;
 		/* Written from the record after the kill: that one. */
-		if (it->from_record && it->written_ns >= killed_ns &&
-		    it->seq[0] >= '0' && it->seq[0] <= '9' &&
-		    stat(it->path, out) == 0)
+		if (it->written_ns >= killed_ns && it->seq[0] >= '0' &&
+		    it->seq[0] <= '9' && stat(it->path, out) == 0)
 			return it;
 		if (stat(it->path, &st) < 0)
 			continue;
@@ -116,7 +114,7 @@ void run_oom_check(struct run_oom *o, pid_t pid, const struct collect *col,
 	if (!it)
 		return;
 	o->last = strdup(it->path);
-	o->at_kill = it->from_record && it->written_ns >= killed_ns;
+	o->at_kill = it->written_ns >= killed_ns;
 	if (o->at_kill)
 		return;
 	o->age_ns = killed_ns - ((int64_t)st.st_mtim.tv_sec * 1000000000 +

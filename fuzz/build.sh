@@ -38,8 +38,7 @@ build() {
 }
 
 pprof="$lc/pprof/pprof.c $lc/pprof/pprof_codec.c $out/proto/profile.pb-c.c"
-all="pprof_decode_fuzz procfs_fuzz cgroup_fuzz http_request_fuzz
-http_response_fuzz mallinfo_xml_fuzz num_fuzz symbols_fuzz symcache_fuzz
+all="pprof_decode_fuzz procfs_fuzz cgroup_fuzz mallinfo_xml_fuzz num_fuzz symbols_fuzz symcache_fuzz
 pattern_fuzz pprof_comments_fuzz smallfile_fuzz pressure_fuzz record_fuzz"
 # shellcheck disable=SC2086
 [ $# -gt 0 ] || set -- $all
@@ -59,9 +58,6 @@ for t in "$@"; do
 			"$lc/tools/cgroup.c" "$lc/tools/procfs.c" "$lc/tools/json.c" \
 			"$lc/tools/prom.c" "$lc/tools/msg_cli.c" \
 			"$lc/base/smallfile.c" "$lc/base/num.c" "$lc/base/msg.c" ;;
-	http_request_fuzz | http_response_fuzz)
-		build "$t" "" "" "$here/$t.c" "$lc/wire/http.c" \
-			"$lc/tools/http_client.c" "$lc/base/msg.c" ;;
 	mallinfo_xml_fuzz)
 		build "$t" jansson -ldl "$here/$t.c" ;;
 	num_fuzz)

@@ -103,33 +103,6 @@ live=/sys/fs/cgroup$cg
 printf '%s\n%s\n%s\n%s\n' "4:memory:/fz" "$sep" "$mi1" "$sep" \
 	>"$d/v1-mount-only"
 
-# ---- http_request_fuzz
-d=$out/http_request_fuzz
-mkdir -p "$d"
-printf 'GET /debug/pprof/heap HTTP/1.1\r\nHost: x\r\n\r\n' >"$d/heap"
-printf 'GET /debug/pprof/heap?seconds=5&gc=1 HTTP/1.0\r\n\r\n' >"$d/delta"
-printf 'GET /debug/palloc/stats HTTP/1.1\nUser-Agent: curl\n\n' >"$d/lf"
-printf 'GET /a%%20b?x=%%41+b&debug HTTP/1.1\r\n\r\n' >"$d/pct"
-printf 'POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n' >"$d/post"
-printf 'GET /debug/pprof/profile?seconds=30 HTTP/1.1\r\n' >"$d/partial"
-
-# ---- http_response_fuzz
-d=$out/http_response_fuzz
-mkdir -p "$d"
-printf '%s\r\n' 'HTTP/1.0 200 OK' 'Content-Type: application/json' \
-	'Content-Length: 2' 'Connection: close' '' >"$d/ok"
-printf '{}' >>"$d/ok"
-printf '%s\r\n' 'HTTP/1.1 404 Not Found' 'Content-Type: text/plain' '' \
-	>"$d/404"
-printf 'no such path\n' >>"$d/404"
-printf 'HTTP/1.0 200 OK\nContent-Length: 5\n\nabc' >"$d/short"
-printf 'HTTP/1.0 500 Internal Server Error\r\n\r\n' >"$d/empty"
-# over the 64 KiB first buffer, last byte odd: the target's 16-byte cap
-{
-	printf 'HTTP/1.0 200 OK\r\n\r\n'
-	head -c 70000 /dev/zero | tr '\0' a
-} >"$d/large"
-
 # ---- mallinfo_xml_fuzz: a program with a few threads' arenas
 d=$out/mallinfo_xml_fuzz
 mkdir -p "$d"

@@ -58,28 +58,27 @@ rule "agent side: no header of libcore/tools" "" \
 
 src=code
 
-# stdio streams: allocstats.c reads malloc_info(3) through open_memstream
-# on the control thread. (The commands' halves of msg, ctlsock and http are
-# in tools/: msg_cli.c, ctlsock_client.c, http_client.c.)
+# stdio streams: allocstats.c reads malloc_info(3) through a memory stream
+# when it takes the allocator's figures, guard set. (The commands' half of
+# msg is in tools/msg_cli.c.)
 rule "agent side: no stdio stream outside allocstats.c" \
 	"agent/allocstats.c" \
 	"$call(printf|fprintf|vfprintf|vprintf|dprintf|puts|fputs|fputc|putc|putchar|fopen|fdopen|freopen|fclose|fwrite|fread|fgets|getline|getdelim|fscanf|scanf|sscanf|fflush|setvbuf|perror|popen|open_memstream|tmpfile)[[:space:]]*\\("
 
-# The commands' halves of msg, ctlsock and http (tools/) are called nowhere
-# on the agent side.
+# The commands' half of msg (tools/msg_cli.c) is called nowhere on the
+# agent side.
 cmds='msg_init|msg_prog|msg_error|msg_error_last|msg_warn|msg_usage|msg_version|msg_fputs_escaped'
-cmds=$cmds'|ctlsock_find|ctlsock_get|ctlsock_get_path|ctlsock_list|ctlsock_list_warn'
-cmds=$cmds'|http_read_response|http_read_response_until|http_response_free|http_now_ms'
 rule "agent side: calls no function of the commands' halves in tools/" \
 	"" "$call($cmds)[[:space:]]*\\("
 
-# malloc and friends: hooks.c is the interposer; control.c, allocstats.c
-# and pprof_delta.c run on the control thread with the guard set (the real
-# allocator, unsampled); pprof.c's default allocator is the commands' (the
-# agent passes its arena's); msg.c, http.c and ctlsock.c in the commands'
-# halves checked above.
+# malloc and friends: hooks.c is the interposer; allocstats.c takes the
+# allocator's figures with the guard set (the real allocator, unsampled:
+# the C library's memory stream); pprof_delta.c is in the commands' library
+# only (libcore/pprof/Makemodule.am: LIBCORE_PPROF_CORE); pprof.c's default
+# allocator is the commands' (the agent passes its arena's); msg.c in the
+# commands' half checked above.
 rule "agent side: malloc family only in the files that may" \
-	"agent/hooks.c agent/control.c agent/allocstats.c pprof/pprof_delta.c pprof/pprof.c base/msg.c wire/http.c wire/ctlsock.c" \
+	"agent/hooks.c agent/allocstats.c pprof/pprof_delta.c pprof/pprof.c base/msg.c" \
 	"$call(malloc|calloc|realloc|reallocarray|free|strdup|strndup|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|asprintf|vasprintf)[[:space:]]*\\("
 
 # The codec's functions (protobuf-c, zlib) are not the agent's: it encodes

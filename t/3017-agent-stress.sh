@@ -4,7 +4,8 @@
 # dlopen/dlclose of a library allocating in its constructor, fork (exit,
 # _exit, exec /bin/true), SIGUSR1 from inside and outside, thread
 # create/exit churn with key destructors; interval (0.2 s) and peak dumps
-# running meanwhile, and palloc-dump and curl querying the control socket.
+# written meanwhile by the program's own threads (the agent has none), and
+# palloc-dump reading the record from outside.
 # At rate 1 and at the default rate. A deadlock fails (with every thread's
 # backtrace in the diagnostics), it does not hang.
 #
@@ -47,38 +48,25 @@ run() {
 		PALLOC_FOLLOW_CHILDREN=${PALLOC_STRESS_FOLLOW:-1} \
 		stress "$secs" 4 "$lib" >out.txt 2>err.txt &
 	pid=$!
-	dir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/palloc}
-	[ -n "$dir" ] && [ -d "$XDG_RUNTIME_DIR" ] || dir=/tmp/palloc-$(id -u)
-	sock=$dir/$pid.sock
 	t=0
 	while [ ! -e stress.ready ] && kill -0 $pid 2>/dev/null &&
 		[ $t -lt 100 ]; do
 		sleep 0.1
 		t=$((t + 1))
 	done
-	# Outside pressure: dumps over the socket, curl, SIGUSR1.
+	# Outside pressure: palloc-dump (the record), SIGUSR1.
 	(
 		i=0
 		while [ ! -e stress.done ] && kill -0 $pid 2>/dev/null; do
-			palloc-dump $pid -o dump.$i.pb.gz 2>>dump.err &&
+			if palloc-dump $pid -o dump.$i.pb.gz 2>>dump.err; then
 				i=$((i + 1))
+			else
+				echo "exit $?" >>dump.fail
+			fi
 		done
 		echo $i >dumps.count
 	) &
 	dumper=$!
-	(
-		command -v curl >/dev/null 2>&1 || exit 0
-		i=0
-		while [ ! -e stress.done ] && kill -0 $pid 2>/dev/null; do
-			curl -sf --unix-socket "$sock" -o curl.$((i % 4)).pb.gz \
-				http://palloc/debug/pprof/heap 2>/dev/null &&
-				i=$((i + 1))
-			curl -sf --unix-socket "$sock" -o stats.json \
-				http://palloc/debug/palloc/stats 2>/dev/null
-		done
-		echo $i >curl.count
-	) &
-	curler=$!
 	(
 		while kill -USR1 $pid 2>/dev/null; do sleep 0.01; done
 	) &
@@ -97,24 +85,25 @@ run() {
 	fi
 	wait $pid
 	st=$?
-	wait $dumper $curler $killer 2>/dev/null
+	wait $dumper $killer 2>/dev/null
 	check "$1: exit status 0 ($st)" test $st -eq 0
 	diag "$1: $(cat out.txt)"
 	check "$1: no message on stderr" test ! -s err.txt
 	[ -s err.txt ] && diag "$(head -20 err.txt)"
-	check "$1: palloc-dump always succeeded" test ! -s dump.err
+	# Warnings are not failures: a dump that ends as the process does
+	# cannot open its files through /proc/PID/root to symbolize.
+	check "$1: palloc-dump always succeeded" test ! -s dump.fail
 	[ -s dump.err ] && diag "$(head -5 dump.err)"
 	n=$(ls prof.*.pb.gz 2>/dev/null | wc -l)
-	nd=$(ls dump.*.pb.gz curl.*.pb.gz 2>/dev/null | wc -l)
-	diag "$1: $n profiles written by the agent, $nd by palloc-dump/curl" \
-		"($(cat dumps.count 2>/dev/null) dumps," \
-		"$(cat curl.count 2>/dev/null) curl)"
+	nd=$(ls dump.*.pb.gz 2>/dev/null | wc -l)
+	diag "$1: $n profiles written by the agent, $nd by palloc-dump" \
+		"($(cat dumps.count 2>/dev/null) dumps)"
 	bad=
 	# One pprof run reads them all (merging); on failure, find which.
 	if [ $((n + nd)) -eq 0 ] ||
-		! pprof -raw prof.*.pb.gz dump.*.pb.gz curl.*.pb.gz \
+		! pprof -raw prof.*.pb.gz dump.*.pb.gz \
 		>/dev/null 2>pprof.err; then
-		for f in prof.*.pb.gz dump.*.pb.gz curl.*.pb.gz; do
+		for f in prof.*.pb.gz dump.*.pb.gz; do
 			[ -f "$f" ] || continue
 			pprof -raw "$f" >/dev/null 2>&1 || bad="$bad $f"
 		done

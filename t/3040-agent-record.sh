@@ -76,7 +76,7 @@ check "alloc_count counted" test "$(field r.txt alloc_count)" -ge 40
 check_sites truth.txt r.txt
 cd .. || exit 99
 
-# --- the default place: the control directory (ctlsock.h) ---
+# --- the default place: the user's directory (rundir.h) ---
 mkdir -m 700 xdg
 (
 	unset PALLOC_RECORD_DIR

@@ -4,8 +4,7 @@
 # killed the program (exit 5 became 153), left a partial .tmp, and
 # palloc-run blamed "a signal before the agent could write". The agent
 # takes EFBIG (SIGXFSZ blocked around its own writes only), keeps the
-# program's status, signal mask and handlers, leaves no file, says why;
-# palloc-run names the profile it could not write.
+# program's status, signal mask and handlers, leaves no file, says why.
 . "$top_srcdir/t/lib.sh"
 need_agent
 need deliver-child palloc-run
@@ -37,8 +36,9 @@ sed 's/^/# /' x.err
 check "palloc_dump over the limit: nothing left beside own.out" \
 	[ "$(ls -A d)" = own.out ]
 
-# Under palloc-run the profiles reach palloc-run, which writes them under
-# the same limit: the program's status stands, palloc-run names why.
+# Under palloc-run the limit covers the record too: the agent keeps it in
+# private memory and writes its profile itself, which fails the same way;
+# the program's status stands, the agent names the file and why.
 mkdir r && cd r || exit 1
 sh -c 'ulimit -f 1 && exec palloc-run -o "p.%p.pb.gz" sh -c "exit 5"' \
 	>../r.out 2>../r.err
@@ -46,8 +46,8 @@ rc=$?
 cd .. || exit 1
 check "palloc-run over the limit: status 5 kept" [ $rc -eq 5 ]
 check "palloc-run over the limit: no file, no temporary" [ -z "$(ls -A r)" ]
-check "palloc-run names the process and why" \
-	grep -Eq "^palloc-run: warning: no profile from pid [0-9]+ \(sh\): cannot write '.*/r/p\.[0-9]+\.pb\.gz': File too large" r.err
+check "the agent names the profile and why" \
+	grep -Eq "^palloc: profile not written: cannot write '.*/r/p\.[0-9]+\.pb\.gz': File too large" r.err
 check "palloc-run does not blame a signal" \
 	sh -c '! grep -q "killed by signal" r.err'
 sed 's/^/# /' r.err

@@ -9,7 +9,7 @@
 # "about". t/3060 checks the same text against palloc-run's line.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 need palloc-dump palloc-diff diff-mkprof
-plan 11
+plan 9
 
 cap='(stack table full at 65536 stacks, or out of memory)'
 mk() { # mk OUT [COMMENT]: a one-sample profile, with COMMENT
@@ -58,23 +58,4 @@ check "palloc-diff -q: no warning" [ ! -s err ]
 palloc-diff zero.pb.gz none.pb.gz >out 2>err
 check "palloc-diff: none dropped, no warning" [ ! -s err ]
 
-# A live process's profile (a fake agent answering drop.pb.gz): the same
-# warning, naming the process.
-XDG_RUNTIME_DIR=$T/xdg
-export XDG_RUNTIME_DIR
-mkdir -m 0700 "$XDG_RUNTIME_DIR" "$XDG_RUNTIME_DIR/palloc" || exit 99
-{
-	printf 'HTTP/1.0 200 OK\r\nContent-Type: application/octet-stream\r\n'
-	printf 'Content-Length: %d\r\n\r\n' "$(wc -c <drop.pb.gz)"
-	cat drop.pb.gz
-} >drop.http
-python3 "$top_srcdir/t/helper/fake-agent.py" \
-	"$XDG_RUNTIME_DIR/palloc/{pid}.sock" file drop.http &
-fake=$!
-trap 'kill $fake 2>/dev/null; cd /; rm -rf "$T"' EXIT
-retry 200 0.05 test -s "$XDG_RUNTIME_DIR/palloc/$fake.sock.ready"
-palloc-dump -t --no-symbolize "$fake" >out 2>err
-check "palloc-dump PID: exit 0, the top table" [ $? -eq 0 -a -s out ]
-check "palloc-dump PID: one warning line naming the process" \
-	one_line err "palloc-dump: warning: process $fake: $want"
 done_testing

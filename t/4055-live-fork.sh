@@ -1,8 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# After fork, the child's agent serves its own socket (its own pid, its own
-# heap), the parent's keeps working, and the child's exit removes only the
-# child's socket.
+# After fork, the child's agent keeps a record of its own (its own pid,
+# its own heap), read from outside as the parent's is.
 . "$top_srcdir/t/lib.sh"
 need_agent
 need jq live-fork
@@ -14,13 +13,15 @@ trap 'kill $run 2>/dev/null; wait $run 2>/dev/null; cd /; rm -rf "$T"' EXIT
 i=0
 until [ -s pids ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
 read parent child <pids
-dir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/palloc}
-[ -n "$dir" ] && [ -d "$XDG_RUNTIME_DIR" ] || dir=/tmp/palloc-$(id -u)
-i=0
-until [ -S "$dir/$child.sock" ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+# record PID: the record file PID maps (the agent has started).
+record() { sed -n 's|^.* \(/.*/'"$1"'\.[0-9]*\.rec\)$|\1|p' /proc/$1/maps 2>/dev/null; }
+retry 100 0.1 test -n "$(record $child)"
+crec=$(record $child)
+prec=$(record $parent)
 
 plan 8
-check "the child has its own socket" test -S "$dir/$child.sock"
+check "the child maps a record of its own" \
+	test -n "$crec" -a -n "$prec" -a "$crec" != "$prec"
 palloc-dump --stats --json $child >child.json
 check "the child's agent answers with its own pid" \
 	jqe --argjson p $child '.pid == $p' child.json
@@ -35,8 +36,9 @@ check "8 MiB live in the child" \
 i=0
 while kill -0 $child 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.2
-check "the child's socket is gone with it" test ! -e "$dir/$child.sock"
-check "the parent's socket stays" test -S "$dir/$parent.sock"
+check "the child's record is its own (the child's pid)" \
+	jqe --argjson p $child '.pid == $p' child.json
+check "the parent's record stays mapped" test "$(record $parent)" = "$prec"
 palloc-dump --stats --json $parent >parent.json
 check "the parent still answers" jqe --argjson p $parent '.pid == $p' \
 	parent.json

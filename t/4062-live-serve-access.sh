@@ -17,7 +17,7 @@ for u in $owner $other; do
 done
 # $(as USER) CMD...: run CMD as USER, exec'd all the way ($! is its pid).
 as() {
-	printf 'env -u XDG_RUNTIME_DIR setpriv --reuid=%s --regid=%s --clear-groups' \
+	printf 'env -u XDG_RUNTIME_DIR -u PALLOC_RECORD_DIR setpriv --reuid=%s --regid=%s --clear-groups' \
 		"$(id -u "$1")" "$(id -g "$1")"
 }
 chmod 711 "$T"
@@ -35,8 +35,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The leaker is single-threaded: its agent answers while it allocates
-# (palloc(7), Threads), here at every sample, about 16 a second.
+# The leaker, as the owner, keeps its record in the owner's directory
+# (not the test's PALLOC_RECORD_DIR, which only root may enter).
 $(as $owner) env PALLOC_OUTPUT=/dev/null LD_PRELOAD="$PALLOC_AGENT" \
 	PALLOC_SAMPLE_RATE=4096 leaker --seconds 120 --rate 65536 2>leaker.err &
 pid=$!

@@ -44,13 +44,9 @@ one_profile() {
 }
 
 # stats_when_ready PID READY_FILE OUT: wait (bounded) until the process
-# printed "ready" to READY_FILE and its agent's socket exists, then save
-# its /debug/palloc/stats answer to OUT.
+# printed "ready" to READY_FILE, then save its stats, read from its record
+# (palloc-dump --stats --json), to OUT.
 stats_when_ready() {
 	retry 100 0.1 grep -q '^ready' "$2"
-	_dir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/palloc}
-	[ -n "$_dir" ] && [ -d "$XDG_RUNTIME_DIR" ] || _dir=/tmp/palloc-$(id -u)
-	retry 100 0.1 test -S "$_dir/$1.sock"
-	curl -sf --max-time 30 --unix-socket "$_dir/$1.sock" -o "$3" \
-		http://palloc/debug/palloc/stats
+	palloc-dump --stats --json "$1" >"$3"
 }

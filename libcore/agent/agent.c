@@ -52,10 +52,6 @@ static struct {
 	uint64_t seq;		/* %n: profiles written so far */
 	uint64_t alloc_at_init; /* alloc_count when the agent started */
 	int exit_done;
-	bool interval_running;
-	int interval_stop;
-	bool threaded;	   /* the program has threads: agent threads run */
-	bool want_threads; /* a thread was created before init */
 	uint64_t next_interval_ns, next_peak_ns; /* safe point dumps */
 	char cmdline[2048];
 } ag;
@@ -74,11 +70,6 @@ static int64_t realtime_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-const struct pprof_allocator *agent_allocator(void)
-{
-	return &agent_alloc_hooks;
 }
 
 /* ---- configuration ---- */
@@ -336,12 +327,13 @@ void agent_get_unseen(struct unseen *u)
  * table's lock a bounded time only. The threads' counters are copied to
  * their slots first; the table lock (no sample changes the stacks, no
  * thread folds its records) and the registry's (no table moves) are held
- * while the record is read. NULL with msg_set() on failure.
+ * while the record is read. maps: the executable regions read meanwhile
+ * (zero-initialised; the caller frees it). NULL with msg_set() on failure.
  */
-static struct pprof_profile *build_profile(bool exiting, const char *dflt)
+static struct pprof_profile *build_profile(bool exiting, const char *dflt,
+					   struct agent_maps *maps)
 {
 	struct record_profile_opts o = {.default_sample_type = dflt};
-	struct agent_maps maps = {0};
 	struct pprof_profile *p = NULL;
 	struct record_view v;
 	char title[RECORD_LONG_STR];
@@ -355,7 +347,7 @@ static struct pprof_profile *build_profile(bool exiting, const char *dflt)
 		o.unseen_hint = exit_unseen.hint;
 	}
 	o.unmapped = agent_maps_unmapped;
-	o.unmapped_ctx = &maps;
+	o.unmapped_ctx = maps;
 	agent_threads_sync_all();
 	if (agent_lock_bounded(&agent_tab_lock, exiting) < 0) {
 		msg_set("the stack table stayed locked by another thread");
@@ -368,31 +360,11 @@ static struct pprof_profile *build_profile(bool exiting, const char *dflt)
 	}
 	pthread_mutex_unlock(&agent_reg_lock);
 	agent_unlock(&agent_tab_lock);
-	agent_maps_free(&maps);
-	return p;
-}
-
-struct pprof_profile *agent_build_profile(void)
-{
-	struct pprof_profile *p;
-
-	if (agent_mode != AGENT_ON) {
-		msg_set("the agent is not running");
-		return NULL;
-	}
-	agent_guard_enter();
-	/* Objects loaded since the last sample (this calls the loader:
-	 * before any agent lock). */
-	record_modules_check();
-	agent_lock(&agent_dump_lock);
-	p = build_profile(false, "inuse_space");
-	agent_unlock(&agent_dump_lock);
-	agent_guard_leave();
 	return p;
 }
 
 /* Build and write one profile to path (NULL: the next name of the
- * pattern, delivered to palloc-run when it listens); a peak profile
+ * pattern); a peak profile
  * (default sample type peak_inuse_space, %n "peak") when peak is true.
  * 0, or -1 with errno and msg_set(). */
 static int dump_kind(const char *path, bool exiting, bool peak,
@@ -400,6 +372,7 @@ static int dump_kind(const char *path, bool exiting, bool peak,
 		     size_t cap)
 {
 	struct pprof_profile *p;
+	struct agent_maps maps = {0};
 	char seq[24];
 	int rc = -1, err = 0;
 
@@ -418,7 +391,9 @@ static int dump_kind(const char *path, bool exiting, bool peak,
 		err = ESHUTDOWN;
 		goto out;
 	}
-	p = build_profile(exiting, peak ? "peak_inuse_space" : "inuse_space");
+	p = build_profile(exiting, peak ? "peak_inuse_space" : "inuse_space",
+			  &maps);
+	agent_maps_free(&maps);
 	if (!p) {
 		err = errno ? errno : ENOMEM;
 		goto out;
@@ -481,101 +456,19 @@ PALLOC_EXPORT int palloc_dump(const char *path)
 	return rc;
 }
 
-void agent_get_stats(struct agent_stats *st)
-{
-	uint64_t re, ns;
-
-	memset(st, 0, sizeof(*st));
-	agent_sum_counters(&st->alloc_count, &st->free_count, &st->alloc_bytes,
-			   &re, &ns);
-	st->exact = agent_cfg.exact;
-	agent_lock(&agent_tab_lock);
-	st->sampled_count = ns;
-	st->dropped_count = agent_hdr->dropped;
-	st->dropped_bytes = (uint64_t)round_value(agent_hdr->dropped_bytes);
-	st->stack_count = stacktab_n_stacks(&agent_tab);
-	if (!st->exact)
-		st->peak_inuse_bytes = (uint64_t)round_value(agent_max_inuse());
-	agent_unlock(&agent_tab_lock);
-	if (st->exact) {
-		/*
-		 * Blocks allocated before the agent started (or by the agent's
-		 * own threads) and freed later are subtracted but were never
-		 * added: clamp the small negative drift that can cause.
-		 */
-		st->inuse_bytes = __atomic_load_n(&agent_hdr->exact_inuse,
-						  __ATOMIC_RELAXED);
-		if (st->inuse_bytes < 0)
-			st->inuse_bytes = 0;
-		st->peak_inuse_bytes = (uint64_t)__atomic_load_n(
-			&agent_hdr->exact_peak, __ATOMIC_RELAXED);
-	} else {
-		st->inuse_bytes = -1;
-	}
-	st->sample_rate = agent_cfg.rate;
-	st->uptime_seconds = (double)(agent_now_ns() - ag.start_ns) / 1e9;
-}
-
-/* ---- periodic dumps ---- */
-
-static void *interval_main(void *arg PALLOC_UNUSED)
-{
-	agent_tls.agent_thread = true;
-	agent_guard_enter();
-	for (;;) {
-		struct timespec ts = {
-			.tv_sec = (time_t)(agent_cfg.interval_ns / 1000000000u),
-			.tv_nsec = (long)(agent_cfg.interval_ns % 1000000000u),
-		};
-
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
-		if (__atomic_load_n(&ag.interval_stop, __ATOMIC_ACQUIRE))
-			break;
-		if (dump(NULL, false, NULL, 0) < 0 && errno != ESHUTDOWN)
-			fmt_warn("periodic profile not written: %s",
-				 msg_last());
-	}
-	agent_guard_leave();
-	return NULL;
-}
-
-/* Start the periodic dumper with every signal blocked (signals meant for
- * the program must never land on an agent thread). */
-static void start_interval_thread(void)
-{
-	pthread_t th;
-	pthread_attr_t attr;
-	sigset_t all, old;
-
-	if (!agent_cfg.interval_ns)
-		return;
-	ag.interval_stop = 0;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&th, &attr, interval_main, NULL) == 0)
-		ag.interval_running = true;
-	else
-		fmt_warn("cannot start the periodic dump thread");
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
 /* ---- peak files (PALLOC_PEAK=1) ---- */
 
 /* The snapshot total (bytes, rounded) last written to the peak file; the
- * peak thread and the exit path both read and set it (atomically: at
- * worst both write the same file). */
+ * slow paths of several threads and the exit path read and set it
+ * (atomically: at worst two write the same file). */
 static uint64_t peak_written;
 
 /*
  * Write the peak file if the high-water mark of the inuse estimate (kept
  * exactly, stacktab.h "The peak") is at least 17/16 of the one last
  * written, or, when final, if it is above it at all: the file written at
- * exit holds the true peak. Called from the peak thread and at exit,
- * never from a hook.
+ * exit holds the true peak. Called at most once a second from the slow
+ * path of an allocation (agent_safe_point) and at exit.
  */
 static void peak_maybe_write(bool final)
 {
@@ -593,45 +486,6 @@ static void peak_maybe_write(bool final)
 		fmt_warn("peak profile not written: %s", msg_last());
 }
 
-/* Once a second: at most one peak file write per second, so a heap that
- * grows steadily costs one profile a second, not one per 1/16 step. */
-static void *peak_main(void *arg PALLOC_UNUSED)
-{
-	agent_tls.agent_thread = true;
-	agent_guard_enter();
-	for (;;) {
-		struct timespec ts = {1, 0};
-
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
-		if (__atomic_load_n(&ag.interval_stop, __ATOMIC_ACQUIRE))
-			break;
-		peak_maybe_write(false);
-	}
-	agent_guard_leave();
-	return NULL;
-}
-
-/* Start the peak thread (PALLOC_PEAK=1 with sampling on), signals
- * blocked. */
-static void start_peak_thread(void)
-{
-	pthread_t th;
-	pthread_attr_t attr;
-	sigset_t all, old;
-
-	if (!agent_cfg.peak || !agent_cfg.rate)
-		return;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&th, &attr, peak_main, NULL) != 0)
-		fmt_warn("cannot start the peak profile thread");
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
 /* ---- the loader in fork children ---- */
 
 /*
@@ -640,60 +494,18 @@ static void start_peak_thread(void)
  * objects in its prepare handler; a child forked while other threads ran
  * answers libunwind's and its own dl_iterate_phdr calls from that copy,
  * so it unwinds and lists its mappings exactly as the parent would, until
- * a probe thread has seen the real dl_iterate_phdr return (then objects
- * the child loads itself are seen too). A child of a process that never
- * had a second thread cannot have inherited the lock held.
+ * the loader is seen free without waiting for it: a dl_iterate_phdr or
+ * dlclose of the program's own has returned (modtab.c, extramaps.c; the
+ * agent starts no thread to probe it). Objects the child loads before
+ * that are missing from its stacks. A child of a process that never had a
+ * second thread cannot have inherited the lock held.
  */
 static bool fork_single_threaded;
-/* Set in a fork child answering lookups from the copy, until the probe
- * has seen the loader free. */
-static bool loader_unsafe;
 
-static int probe_visit(struct dl_phdr_info *info PALLOC_UNUSED,
-		       size_t size PALLOC_UNUSED, void *arg PALLOC_UNUSED)
-{
-	return 1;
-}
-
-/* Blocks for good if the child inherited the loader lock held; exit
- * ends it then. Otherwise returns at once and ends the copy's use. */
-static void *loader_probe_main(void *arg PALLOC_UNUSED)
-{
-	agent_tls.agent_thread = true;
-	agent_guard_enter();
-	modtab_real_iterate(probe_visit, NULL);
-	modtab_child_end();
-	__atomic_store_n(&loader_unsafe, false, __ATOMIC_RELEASE);
-	agent_guard_leave();
-	return NULL;
-}
-
-/*
- * In a fork child of a threaded parent: answer the unwinder's and the
- * agent's own lookups from the copy. The probe that ends this is a thread,
- * so it starts only once the child has threads of its own
- * (agent_program_threaded); a child that stays single-threaded keeps the
- * copy (objects it loads itself are then missing from its stacks).
- */
 static void loader_guard_child(void)
 {
-	if (!fork_single_threaded && modtab_child_begin())
-		__atomic_store_n(&loader_unsafe, true, __ATOMIC_RELEASE);
-}
-
-static void start_loader_probe(void)
-{
-	pthread_t th;
-	pthread_attr_t attr;
-	sigset_t all, old;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	(void)pthread_create(&th, &attr, loader_probe_main, NULL);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!fork_single_threaded)
+		(void)modtab_child_begin();
 }
 
 /* ---- fork ---- */
@@ -832,56 +644,44 @@ static void fork_child(void)
 		ag.start_ns = agent_now_ns();
 		ag.start_realtime_ns = realtime_ns();
 		ag.alloc_at_init = 0;
-		ag.interval_running = false;
-		/* Single-threaded again: no agent thread until it has some. */
-		__atomic_store_n(&ag.threaded, false, __ATOMIC_RELEASE);
 		ag.next_interval_ns = ag.start_ns + agent_cfg.interval_ns;
 		ag.next_peak_ns = ag.start_ns;
 	}
 	agent_threads_after_fork_child();
 	if (agent_mode == AGENT_ON) {
 		loader_guard_child();
-		agent_output_after_fork();
 		peak_written = 0;
 		agent_pressure_after_fork();
-		if (control_after_fork_child)
-			control_after_fork_child();
 	}
 	agent_guard_leave();
 }
 
-/* ---- the agent's threads: only in a program that has threads ---- */
+/* ---- the work of the slow path: the agent has no thread ---- */
 
 /*
- * A thread of the agent's would make a single-threaded program
- * multithreaded behind its back: glibc leaves its single-thread paths for
- * good (a malloc in a signal handler, unsafe but common, then deadlocks
- * on the arena lock), and unshare(CLONE_NEWUSER) fails with EINVAL. So the
- * periodic and peak dumpers, the control server and a fork child's
- * loader probe start only when the program creates a thread of its own
- * (pthread_create, below) or a thread other than the main one first
- * reaches the agent (threads.c: threads made by glibc itself or by clone).
- * Until then agent_safe_point() does their work from the program's own
- * thread, at the slow path of its allocations. palloc(7) says so.
+ * The agent starts no thread, opens no socket and keeps no descriptor:
+ * a thread of its own would change the program (glibc leaves its
+ * single-thread paths for good once a second thread exists: a malloc in
+ * a signal handler, unsafe but common, then deadlocks; unshare
+ * CLONE_NEWUSER fails with EINVAL; the program's thread count changes).
+ * What needs doing besides recording (periodic, peak and memory
+ * pressure profiles with LD_PRELOAD alone) is done by whichever of the
+ * program's threads reaches the agent's slow path of an allocation when
+ * it is due; under palloc-run, palloc-run makes those profiles from the
+ * record and the agent writes none. The commands read the record from
+ * outside. palloc(7) says so ("Threads").
  */
-void agent_program_threaded(void)
+
+/* Claim the due time *next (monotonic ns) for the calling thread: true
+ * when it was due and no other thread claimed it; *next then is
+ * now + every. */
+static bool claim_due(uint64_t *next, uint64_t now, uint64_t every)
 {
-	if (__atomic_load_n(&agent_mode, __ATOMIC_ACQUIRE) != AGENT_ON) {
-		__atomic_store_n(&ag.want_threads, true, __ATOMIC_RELEASE);
-		return;
-	}
-	if (__atomic_exchange_n(&ag.threaded, true, __ATOMIC_ACQ_REL))
-		return;
-	agent_guard_enter();
-	start_interval_thread();
-	start_peak_thread();
-	agent_pressure_start_thread();
-	if (__atomic_load_n(&loader_unsafe, __ATOMIC_ACQUIRE))
-		start_loader_probe();
-	if (control_start_thread && control_start_thread() < 0)
-		fmt_warn("control socket served from allocations only: %s",
-			 msg_last());
-	agent_guard_leave();
+	uint64_t due = __atomic_load_n(next, __ATOMIC_RELAXED);
+
+	return now >= due &&
+	       __atomic_compare_exchange_n(next, &due, now + every, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
 void agent_safe_point(void)
@@ -889,12 +689,8 @@ void agent_safe_point(void)
 	uint64_t now;
 	bool pressure;
 
-	if (__atomic_load_n(&ag.threaded, __ATOMIC_RELAXED)) {
-		agent_pressure_threaded(agent_tls.bytes_base - agent_tls.left);
-		return;
-	}
-	if (control_serve_inline)
-		control_serve_inline();
+	if (record_run_writes())
+		return; /* palloc-run makes them from the record */
 	pressure = agent_pressure_on();
 	if (!pressure && !agent_cfg.interval_ns &&
 	    !(agent_cfg.peak && agent_cfg.rate))
@@ -903,48 +699,38 @@ void agent_safe_point(void)
 	if (pressure)
 		agent_pressure_safe_point(now, agent_tls.bytes_base -
 						       agent_tls.left);
-	if (agent_cfg.interval_ns && now >= ag.next_interval_ns) {
-		ag.next_interval_ns = now + agent_cfg.interval_ns;
-		if (dump(NULL, false, NULL, 0) < 0 && errno != ESHUTDOWN)
-			fmt_warn("periodic profile not written: %s",
-				 msg_last());
-	}
-	if (agent_cfg.peak && agent_cfg.rate && now >= ag.next_peak_ns) {
-		ag.next_peak_ns = now + 1000000000u;
+	if (agent_cfg.interval_ns &&
+	    claim_due(&ag.next_interval_ns, now, agent_cfg.interval_ns) &&
+	    dump(NULL, false, NULL, 0) < 0 && errno != ESHUTDOWN)
+		fmt_warn("periodic profile not written: %s", msg_last());
+	if (agent_cfg.peak && agent_cfg.rate &&
+	    claim_due(&ag.next_peak_ns, now, 1000000000u))
 		peak_maybe_write(false);
-	}
-}
-
-typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
-				 void *(*)(void *), void *);
-static pthread_create_fn real_pthread_create;
-
-static void resolve_pthread_create(void)
-{
-	pthread_create_fn f;
-
-	if (__atomic_load_n(&real_pthread_create, __ATOMIC_ACQUIRE))
-		return;
-	agent_guard_enter(); /* dlsym may calloc */
-	f = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
-	agent_guard_leave();
-	__atomic_store_n(&real_pthread_create, f, __ATOMIC_RELEASE);
-}
-
-/* The program's threads start the agent's first (their calls come with
- * the guard clear; the agent's own, guarded, pass straight on). */
-PALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
-				 void *(*fn)(void *), void *arg)
-{
-	resolve_pthread_create();
-	if (!real_pthread_create)
-		return EAGAIN;
-	if (!agent_tls.guard)
-		agent_program_threaded();
-	return real_pthread_create(th, attr, fn, arg);
 }
 
 /* ---- start and exit ---- */
+
+/*
+ * Under palloc-run, at exit: the executable regions no loaded object
+ * covers that hold a frame (JIT code) go into the record, which
+ * palloc-run reads after /proc/PID/maps is gone. The profile is built for
+ * that only (record_profile() looks every frame up), then dropped.
+ */
+static void record_jit_regions(void)
+{
+	struct agent_maps maps = {0};
+	struct pprof_profile *p;
+
+	record_modules_check();
+	if (agent_lock_bounded(&agent_dump_lock, true) < 0)
+		return;
+	p = build_profile(true, "inuse_space", &maps);
+	agent_unlock(&agent_dump_lock);
+	if (p)
+		pprof_free(p);
+	agent_maps_record(&maps);
+	agent_maps_free(&maps);
+}
 
 /* The status exit() or _exit() was given, when the agent saw it. */
 static int exit_status;
@@ -956,9 +742,6 @@ static void exit_dump(void)
 	    __atomic_exchange_n(&ag.exit_done, 1, __ATOMIC_ACQ_REL))
 		return;
 	agent_guard_enter();
-	__atomic_store_n(&ag.interval_stop, 1, __ATOMIC_RELEASE);
-	if (control_stop)
-		control_stop();
 	/* The owner only for the warning (record_profile.c names it only
 	 * then): no read of /proc/self/maps at every exit. */
 	unseen_measure(&exit_unseen, heap_peak_bytes(), false);
@@ -969,9 +752,17 @@ static void exit_dump(void)
 	agent_threads_sync_all();
 	if (record_kept_for_run())
 		record_allocator_snapshot();
+	if (record_run_writes())
+		record_jit_regions();
 	record_exit(exit_status, exit_unseen.anon_bytes,
 		    exit_unseen.anon_peak_bytes, exit_unseen.heap_bytes,
 		    exit_unseen.unseen_bytes);
+	if (record_run_writes()) {
+		/* palloc-run makes the exit (and peak) profile from the
+		 * record marked exited, and prints what unseen found. */
+		agent_guard_leave();
+		return;
+	}
 	if (agent_cfg.peak && agent_cfg.rate)
 		peak_maybe_write(true);
 	if (dump(NULL, true, NULL, 0) < 0) {
@@ -981,10 +772,9 @@ static void exit_dump(void)
 	} else {
 		record_remove(); /* LD_PRELOAD alone: nothing left behind */
 	}
-	if (exit_unseen.most && !agent_output_channel()) {
+	if (exit_unseen.most) {
 		char text[512];
 
-		/* Under palloc-run, it prints this beside the summary. */
 		unseen_text(&exit_unseen, text, sizeof(text));
 		fmt_warn("warning: %s", text);
 	}
@@ -1073,7 +863,7 @@ __attribute__((constructor(101))) static void agent_init(void)
 	if (agent_mode != AGENT_OFF)
 		return;
 	real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
-	resolve_pthread_create();
+	agent_idle_init();
 	agent_guard_enter();
 	ag.start_ns = agent_now_ns();
 	ag.start_realtime_ns = realtime_ns();
@@ -1126,9 +916,5 @@ __attribute__((constructor(101))) static void agent_init(void)
 	agent_thread_setup(&agent_tls);
 	ag.next_interval_ns = ag.start_ns + agent_cfg.interval_ns;
 	ag.next_peak_ns = ag.start_ns;
-	if (control_start)
-		control_start();
-	if (__atomic_load_n(&ag.want_threads, __ATOMIC_ACQUIRE))
-		agent_program_threaded();
 	agent_guard_leave();
 }

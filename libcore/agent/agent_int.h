@@ -75,7 +75,8 @@ struct agent_thread {
 	int state;		   /* enum agent_thread_state */
 	bool warm;		   /* one sample done: unwinder caches built */
 	unsigned char exit_rounds; /* key destructor calls at thread exit */
-	bool agent_thread; /* started by the agent: never counts reentries */
+	bool agent_thread; /* started by the agent: never counts reentries
+			    * (never set now: the agent starts no thread) */
 	char name[STACKTAB_THREAD_NAME];
 	uint64_t name_time_ns; /* when name was read (coarse clock) */
 	struct agent_thread *next, *prev; /* registry */
@@ -249,12 +250,11 @@ static inline int64_t round_value(double v)
 	return (int64_t)(v + 0.5);
 }
 
-/* The program has (or is about to have) a thread of its own: start the
- * agent's threads, once (before init: at init). Guard may be held. */
-void agent_program_threaded(void);
-/* In a single-threaded program, from the slow path of an allocation
- * (guard held, the real allocator's call finished): serve the control
- * socket without waiting, write due periodic and peak profiles. */
+/* From the slow path of an allocation, on any of the program's threads
+ * (guard held, the real allocator's call finished): write the periodic,
+ * peak and memory pressure profiles that are due (LD_PRELOAD alone; none
+ * under palloc-run, which makes them from the record). The agent has no
+ * thread of its own. */
 void agent_safe_point(void);
 
 /* Write a memory pressure profile (%n seq, "at90"), with comment. 0, or
@@ -270,30 +270,26 @@ bool agent_pressure_on(void);
 /* In a fork child: no thread; the thresholds its parent crossed (or
  * started above) stay crossed. */
 void agent_pressure_after_fork(void);
-/* From agent_safe_point (single-threaded): check when due (100 ms) or
- * when alloc_bytes grew by 1 % of the limit since the last check. */
+/* From agent_safe_point, on any thread: check when due (100 ms) or when
+ * the program's threads allocated 1 % of the limit since the last check
+ * (alloc_bytes: the calling thread's allocated bytes); one thread checks
+ * at a time. */
 void agent_pressure_safe_point(uint64_t now, uint64_t alloc_bytes);
-/* From agent_program_threaded: the thread that checks from then on. */
-void agent_pressure_start_thread(void);
-/* From agent_safe_point once threaded: the calling thread's allocated
- * bytes; wakes the thread when the program grew by 1 % of the limit. */
-void agent_pressure_threaded(uint64_t alloc_bytes);
+
+/* idle.c: at init, before any thread of the agent's can sleep: the C
+ * library's waits that idle.c interposes, resolved once. */
+void agent_idle_init(void);
 
 /* Seconds of CLOCK_MONOTONIC as nanoseconds. */
 uint64_t agent_now_ns(void);
 
-/* output.c: where profiles go (palloc-run's channel, else a safe file) */
+/* output.c: where profiles go (a file written safely) */
 
-/* At init, after the configuration: capture the executable's name (%e)
- * and PALLOC_COLLECT, and say hello to palloc-run. */
+/* At init, after the configuration: capture the executable's name (%e);
+ * warn about a Go program. */
 void agent_output_init(void);
-/* In a fork child: say hello to palloc-run with the child's pid. */
-void agent_output_after_fork(void);
-/* Does palloc-run collect this process's profiles (PALLOC_COLLECT)? */
-bool agent_output_channel(void);
 /*
- * Encode p and hand it to palloc-run, or (no channel, or the channel
- * failed) write it to path, or to the pattern's name for pid and seq
+ * Encode p and write it to path, or to the pattern's name for pid and seq
  * (%n) when path is NULL. The name written goes to written[cap] when
  * written is non-NULL. 0, or -1 with errno and msg_set(). Caller holds
  * agent_dump_lock.
@@ -342,6 +338,9 @@ struct agent_maps {
  */
 struct pprof_profile;
 uint64_t agent_maps_unmapped(void *ctx, struct pprof_profile *p, uint64_t addr);
+/* The regions agent_maps_unmapped() gave a mapping, into the record
+ * (record_module_region): for a reader after the process is gone. */
+void agent_maps_record(const struct agent_maps *m);
 void agent_maps_free(struct agent_maps *m);
 
 #endif /* PALLOC_AGENT_INT_H */

@@ -127,6 +127,15 @@ void record_slots_after_fork(const struct record_thread *keep,
  */
 void record_modules_check(void);
 
+/*
+ * An executable region no loaded object covers (JIT code), named path
+ * ("[anon:jit]" or the kernel's name): a MODULE entry of load_gen 0, so
+ * that a reader from outside names the frames in it after the process is
+ * gone (the exit under palloc-run). Takes agent_mod_lock.
+ */
+void record_module_region(uintptr_t start, uintptr_t limit, uint64_t offset,
+			  const char *path);
+
 /* Segments [start, limit) at offset of path were unloaded (a dlclose):
  * their live MODULE entries get unload_gen gen. Takes agent_mod_lock
  * (the caller may hold the locks above it). */
@@ -141,8 +150,15 @@ void record_module_unloaded(uintptr_t start, uintptr_t limit, uint64_t offset,
  */
 void record_slow_point(uint64_t samples);
 
-/* The allocator's figures now (header.allocator; guard set). */
+/* The allocator's figures now (header.allocator; guard set), unless
+ * another thread is taking them. */
 void record_allocator_snapshot(void);
+
+/* From an idle point (idle.c: a thread about to wait, having allocated
+ * or freed since its last wait): the allocator's figures now, within a
+ * budget of the process's time (record.c). Not from a signal handler
+ * that may have interrupted the allocator. */
+void record_idle_point(void);
 
 /*
  * At exit, after the exit profile's measurement: end time, title, what
@@ -164,6 +180,10 @@ int record_view(struct record_view *v);
 
 /* PALLOC_RUN_TOKEN was given: palloc-run converts and removes the file. */
 bool record_kept_for_run(void);
+
+/* palloc-run makes this process's profiles from its record (a token was
+ * given and the record is a file): the agent writes none of its own. */
+bool record_run_writes(void);
 
 /* With LD_PRELOAD alone (no token), after the exit profile is written:
  * remove the record's file (if it is still the one created). The

@@ -312,6 +312,18 @@ uint64_t agent_maps_unmapped(void *ctx, struct pprof_profile *p, uint64_t addr)
 	return r->id;
 }
 
+void agent_maps_record(const struct agent_maps *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		const struct xregion *r = &m->regions[i];
+
+		if (r->id)
+			record_module_region(r->start, r->limit, r->offset,
+					     r->name[0] ? r->name
+							: "[anon:jit]");
+	}
+}
+
 void agent_maps_free(struct agent_maps *m)
 {
 	for (size_t i = 0; i < m->n; i++)

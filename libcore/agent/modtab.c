@@ -249,12 +249,19 @@ static int copy_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *),
 PALLOC_EXPORT int
 dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
+	int r;
+
 	if (unlikely(__atomic_load_n(&modtab_on, __ATOMIC_ACQUIRE))) {
 		uintptr_t ra = (uintptr_t)__builtin_return_address(0);
 
 		if ((ra >= mt.unw_lo && ra < mt.unw_hi) ||
 		    (ra >= mt.self_lo && ra < mt.self_hi))
 			return copy_iterate(cb, data);
+		/* The program's own call: once it returns, the loader is
+		 * free, and the copy is needed no more (agent.c). */
+		r = modtab_real_iterate(cb, data);
+		modtab_child_end();
+		return r;
 	}
 	return modtab_real_iterate(cb, data);
 }

@@ -13,6 +13,10 @@ extern "C" {
  * written under a temporary name and renamed. Returns 0, or -1 with errno
  * set (EAGAIN: the agent is not initialised; ENOMEM: its arena is full;
  * others from open/write/rename). Thread-safe; not async-signal-safe.
+ * Under palloc-run the agent writes this file itself too (palloc-run, which
+ * writes the other profiles from the record, neither lists nor symbolizes
+ * it; with PATH NULL its %n may be one palloc-run gives as well: pass a
+ * PATH there).
  * A program calls it through dlsym(RTLD_DEFAULT, "palloc_dump") so that it
  * still runs without the agent.
  */

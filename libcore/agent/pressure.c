@@ -26,17 +26,12 @@
 #include "smallfile.h"
 
 #include <fcntl.h>
-#include <linux/futex.h>
-#include <signal.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 /* Below this many ns since the last read, read usage only when the
  * heap has grown by 1 % of the limit. */
 #define READ_EVERY_NS 100000000u
-/* The thread of a threaded program polls this often near a threshold. */
-#define NEAR_EVERY_NS 10000000u
 /* v1's "no limit" (PAGE_COUNTER_MAX pages) and anything above. */
 #define UNLIMITED_MIN 0x7fffffffffff0000ull
 
@@ -48,13 +43,12 @@ static struct {
 	char usage_file[PATH_MAX];
 	char sysroot[PATH_MAX / 4];
 	int version;
-	uint64_t next_ns, alloc_at_read;
-	bool thread_started;
-	/* Threaded: bytes the program's threads allocated since the last
-	 * read, and the futex word that wakes the thread at 1 % of the
-	 * limit. */
+	uint64_t next_ns;
+	/* Bytes the program's threads allocated since the last read (each
+	 * adds its own growth at its slow path), and the flag of the one
+	 * thread reading. */
 	uint64_t grown;
-	int wake;
+	int checking;
 } pr;
 
 /* This thread's allocated bytes when it last added to pr.grown. */
@@ -359,10 +353,9 @@ bool agent_pressure_on(void)
 
 void agent_pressure_after_fork(void)
 {
-	pr.thread_started = false;
 	pr.next_ns = 0;
 	pr.grown = 0;
-	pr.wake = 0;
+	pr.checking = 0;
 }
 
 /* ---- the check ---- */
@@ -413,77 +406,23 @@ static unsigned check_now(void)
 
 void agent_pressure_safe_point(uint64_t now, uint64_t alloc_bytes)
 {
+	uint64_t grown;
+
 	if (!agent_pressure_on())
 		return;
+	grown = __atomic_add_fetch(&pr.grown, alloc_bytes - grown_mark,
+				   __ATOMIC_RELAXED);
+	grown_mark = alloc_bytes;
 	/* At most every 100 ms, unless the heap grew by 1 % of the limit
 	 * since: a leak that fills the limit in 200 ms is still seen at
 	 * each threshold. */
-	if (now < pr.next_ns && alloc_bytes - pr.alloc_at_read < pr.limit / 100)
+	if (now < __atomic_load_n(&pr.next_ns, __ATOMIC_RELAXED) &&
+	    grown < pr.limit / 100)
 		return;
-	pr.next_ns = now + READ_EVERY_NS;
-	pr.alloc_at_read = alloc_bytes;
-	(void)check_now();
-}
-
-void agent_pressure_threaded(uint64_t alloc_bytes)
-{
-	uint64_t d = alloc_bytes - grown_mark;
-
-	if (!__atomic_load_n(&pr.thread_started, __ATOMIC_RELAXED) ||
-	    !agent_pressure_on())
-		return;
-	grown_mark = alloc_bytes;
-	if (__atomic_add_fetch(&pr.grown, d, __ATOMIC_RELAXED) < pr.limit / 100)
-		return;
+	if (__atomic_exchange_n(&pr.checking, 1, __ATOMIC_ACQUIRE))
+		return; /* another thread reads it now */
+	__atomic_store_n(&pr.next_ns, now + READ_EVERY_NS, __ATOMIC_RELAXED);
 	__atomic_store_n(&pr.grown, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&pr.wake, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &pr.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-/*
- * Every 100 ms, every 10 ms within 20 points of the next threshold, and
- * whenever the program's threads have allocated 1 % of the limit
- * (agent_pressure_threaded wakes it).
- */
-static void *pressure_main(void *arg PALLOC_UNUSED)
-{
-	agent_tls.agent_thread = true;
-	agent_guard_enter();
-	while (agent_pressure_on()) {
-		unsigned pct = check_now(), next = 100;
-		struct timespec ts = {0, READ_EVERY_NS};
-
-		for (size_t i = 0; i < pr.n; i++)
-			if (!(pr.done & (1u << i))) {
-				next = pr.thresholds[i];
-				break;
-			}
-		if (pct + 20 >= next)
-			ts.tv_nsec = NEAR_EVERY_NS;
-		if (!__atomic_exchange_n(&pr.wake, 0, __ATOMIC_ACQUIRE))
-			syscall(SYS_futex, &pr.wake, FUTEX_WAIT_PRIVATE, 0, &ts,
-				NULL, 0);
-		__atomic_store_n(&pr.wake, 0, __ATOMIC_RELAXED);
-	}
-	agent_guard_leave();
-	return NULL;
-}
-
-void agent_pressure_start_thread(void)
-{
-	pthread_t th;
-	pthread_attr_t attr;
-	sigset_t all, old;
-
-	if (!agent_pressure_on() || pr.thread_started)
-		return;
-	__atomic_store_n(&pr.thread_started, true, __ATOMIC_RELEASE);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&th, &attr, pressure_main, NULL) != 0)
-		fmt_warn("cannot start the memory pressure thread");
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	(void)check_now();
+	__atomic_store_n(&pr.checking, 0, __ATOMIC_RELEASE);
 }

@@ -2,7 +2,7 @@
 /* The agent's record (wire/record.h): its file, header and entries. */
 #include "agent_int.h"
 #include "agent/allocstats.h"
-#include "ctlsock.h"
+#include "rundir.h"
 #include "fmt.h"
 #include "msg.h"
 #include "num.h"
@@ -28,7 +28,11 @@
 #define FIRST_MAP ((uint64_t)64 << 10) /* the first step of the file */
 #define THREAD_ENTRY 128	       /* a slot alone on its lines */
 #define SNAPSHOT_NS 1000000000	       /* allocator figures: 1 a second */
-#define KEEP_DEAD 32		       /* dead records kept in a directory */
+/* Idle points: the snapshots taken there may cost at most 1/IDLE_SHARE
+ * of the time, with IDLE_BURST_NS of it saved up. */
+#define IDLE_SHARE 50
+#define IDLE_BURST_NS 100000000
+#define KEEP_DEAD 32 /* dead records kept in a directory */
 
 static struct record_header private_hdr;
 struct record_header *agent_hdr = &private_hdr;
@@ -64,7 +68,11 @@ static struct {
 	size_t n_mods, cap_mods;
 	unsigned long long adds; /* dlpi_adds at the last look */
 	int64_t next_snapshot_ns;
-	struct agent_lock snapshot_lock; /* taken with trylock only */
+	/* taken with trylock on the allocation path, waited for at idle
+	 * points (record_idle_point) */
+	struct agent_lock snapshot_lock;
+	/* idle points' budget (monotonic ns), under snapshot_lock */
+	int64_t idle_tokens_ns, idle_last_ns;
 	/* from the environment at start (record_read_env) */
 	bool dir_set;
 	char dir[PATH_MAX];
@@ -368,8 +376,8 @@ static void prune_dead(int dfd, const char *own)
 
 /*
  * Create "PID.START.rec" (0600, exclusively, never through a symbolic
- * link) in PALLOC_RECORD_DIR, used as it is, or the control directory,
- * made and checked as for the control socket; prune: then remove the
+ * link) in PALLOC_RECORD_DIR, used as it is, or the user's directory
+ * (rundir.h), made and checked there; prune: then remove the
  * directory's dead records beyond the newest KEEP_DEAD (prune_dead).
  * Sets rec.path, dev, ino. The descriptor, or -1 with msg_set().
  */
@@ -384,8 +392,8 @@ static int create_file(pid_t pid, int64_t start_ns, bool prune)
 		if (!rec.dir[0])
 			return msg_set("PALLOC_RECORD_DIR: empty or too long");
 		memcpy(dir, rec.dir, sizeof(dir));
-	} else if (ctlsock_dir(dir, sizeof(dir)) < 0 ||
-		   ctlsock_prepare_dir(dir) < 0) {
+	} else if (rundir_path(dir, sizeof(dir)) < 0 ||
+		   rundir_prepare(dir) < 0) {
 		return -1;
 	}
 	fmt_init(&b, name, sizeof(name));
@@ -655,6 +663,25 @@ void record_modules_check(void)
 	agent_segs_free(&l);
 }
 
+void record_module_region(uintptr_t start, uintptr_t limit, uint64_t offset,
+			  const char *path)
+{
+	struct phdr_segment seg = {
+		.start = start,
+		.limit = limit,
+		.offset = offset,
+		.path = path,
+		.build_id = "",
+	};
+
+	if (!rec.base || rec.full)
+		return;
+	agent_lock(&agent_mod_lock);
+	if (!module_known(&seg))
+		module_add(&seg, 0);
+	agent_unlock(&agent_mod_lock);
+}
+
 void record_module_unloaded(uintptr_t start, uintptr_t limit, uint64_t offset,
 			    const char *path, uint32_t gen)
 {
@@ -738,7 +765,9 @@ void record_init(const char *cmdline, int64_t start_ns)
 	int fd, err;
 	void *p;
 
-	fd = create_file(getpid(), start_ns, true);
+	/* Under palloc-run no pruning: it writes the exit profile of every
+	 * record when the program is over, then removes them all. */
+	fd = create_file(getpid(), start_ns, !record_kept_for_run());
 	if (fd < 0)
 		warn_once(true, msg_last());
 	p = mmap(NULL, RESERVE, PROT_NONE,
@@ -996,6 +1025,7 @@ void record_after_fork_child(void)
 	h->anon_bytes = h->anon_peak_bytes = h->heap_bytes = -1;
 	h->unseen_bytes = -1;
 	rec.next_snapshot_ns = 0;
+	rec.idle_last_ns = 0;
 	agent_lock_reset(&rec.snapshot_lock);
 }
 
@@ -1011,7 +1041,8 @@ void record_tab_totals(void)
 	__atomic_store_n(&h->peak_ev, agent_tab.peak_ev, __ATOMIC_RELAXED);
 }
 
-void record_allocator_snapshot(void)
+/* The allocator's figures into the record; caller holds snapshot_lock. */
+static void allocator_snapshot_locked(void)
 {
 	struct record_allocator *a = &agent_hdr->allocator;
 	struct allocstats_comparable c;
@@ -1020,8 +1051,6 @@ void record_allocator_snapshot(void)
 	sigset_t all, old;
 	uint32_t seq;
 
-	if (!rec.base || !agent_trylock(&rec.snapshot_lock))
-		return;
 	/* The calls below allocate (fmemopen, jemalloc's mallctl): the
 	 * agent's own, expected, not reentries. And they walk the heap: a
 	 * signal handler that allocates must not change it meanwhile (a
@@ -1079,7 +1108,48 @@ void record_allocator_snapshot(void)
 	__atomic_store_n(&a->seq, seq + 2, __ATOMIC_RELEASE);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	agent_guard_leave();
+}
+
+void record_allocator_snapshot(void)
+{
+	if (!rec.base || !agent_trylock(&rec.snapshot_lock))
+		return;
+	allocator_snapshot_locked();
 	agent_unlock(&rec.snapshot_lock);
+}
+
+/*
+ * A thread is about to wait (idle.c) after it allocated or freed since
+ * its last wait: the figures it leaves behind are taken now, so that an
+ * idle process is read with current ones. Another thread taking them
+ * meanwhile is waited for (its snapshot may have started before this
+ * thread's last change). A budget keeps a busy server that waits between
+ * requests from spending more than 1/IDLE_SHARE of its time here.
+ */
+void record_idle_point(void)
+{
+	int64_t now, end;
+
+	if (!rec.base)
+		return;
+	agent_guard_enter();
+	agent_lock(&rec.snapshot_lock);
+	now = realtime_ns(CLOCK_MONOTONIC);
+	if (!rec.idle_last_ns)
+		rec.idle_tokens_ns = IDLE_BURST_NS;
+	else
+		rec.idle_tokens_ns += (now - rec.idle_last_ns) / IDLE_SHARE;
+	if (rec.idle_tokens_ns > IDLE_BURST_NS)
+		rec.idle_tokens_ns = IDLE_BURST_NS;
+	rec.idle_last_ns = now;
+	if (rec.idle_tokens_ns > 0) {
+		allocator_snapshot_locked();
+		end = realtime_ns(CLOCK_MONOTONIC);
+		rec.idle_tokens_ns -= end - now;
+		rec.idle_last_ns = end;
+	}
+	agent_unlock(&rec.snapshot_lock);
+	agent_guard_leave();
 }
 
 void record_slow_point(uint64_t samples)
@@ -1129,6 +1199,11 @@ bool record_kept_for_run(void)
 		if (rec.token[i])
 			return true;
 	return false;
+}
+
+bool record_run_writes(void)
+{
+	return rec.base && rec.file && record_kept_for_run();
 }
 
 void record_remove(void)

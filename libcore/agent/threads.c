@@ -205,11 +205,6 @@ void agent_thread_setup(struct agent_thread *t)
 		if (agent_mode == AGENT_ON)
 			thread_attach(t);
 		pthread_mutex_unlock(&agent_reg_lock);
-		/* A second thread of the program, not made by the interposed
-		 * pthread_create (C11 thrd_create, glibc's own helpers). */
-		if (agent_mode == AGENT_ON && !t->agent_thread &&
-		    gettid() != getpid())
-			agent_program_threaded();
 		if (thread_key_ok) {
 			/* pthread_setspecific may calloc a key page. */
 			guard_enter(t);

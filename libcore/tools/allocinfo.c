@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* What the commands know of a process under palloc, from its record (or
- * its agent's control socket when it has none). */
+/* What the commands know of a process under palloc, from its record. */
 #include "common.h"
 #include "allocinfo.h"
-#include "ctlsock_client.h"
-#include "http_client.h"
 #include "json.h"
 #include "msg.h"
 #include "num.h"
@@ -18,75 +15,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-/* ---- the control socket: processes without a record ---- */
-
-static int sock_get_raw(pid_t pid, const char *target, int timeout_ms,
-			char **body, size_t *len, char *ctype, size_t ctype_len)
-{
-	struct http_response resp;
-
-	if (ctlsock_get(pid, target, timeout_ms, &resp) < 0)
-		return -1;
-	if (resp.status != 200) {
-		size_t n = strcspn(resp.body, "\n");
-
-		msg_set("agent answered %d: %.*s", resp.status,
-			(int)(n > 200 ? 200 : n), resp.body);
-		http_response_free(&resp);
-		return -1;
-	}
-	if (ctype && ctype_len) {
-		size_t n = strlen(resp.content_type);
-
-		if (n >= ctype_len)
-			n = ctype_len - 1;
-		memcpy(ctype, resp.content_type, n);
-		ctype[n] = '\0';
-	}
-	*body = resp.body;
-	*len = resp.len;
-	return 0;
-}
-
-static json_t *sock_get_json(pid_t pid, const char *target, int timeout_ms)
-{
-	char *body;
-	size_t len;
-	json_error_t err;
-	json_t *j;
-
-	if (sock_get_raw(pid, target, timeout_ms, &body, &len, NULL, 0) < 0)
-		return NULL;
-	j = json_loadb(body, len, 0, &err);
-	free(body);
-	if (!j || !json_is_object(j)) {
-		json_decref(j);
-		msg_set("agent answered malformed JSON");
-		return NULL;
-	}
-	return j;
-}
-
-static struct pprof_profile *sock_get_profile(pid_t pid, const char *target,
-					      int timeout_ms)
-{
-	char *body;
-	size_t len;
-	struct pprof_profile *p;
-
-	if (sock_get_raw(pid, target, timeout_ms, &body, &len, NULL, 0) < 0)
-		return NULL;
-	p = pprof_decode(body, len, 0, NULL);
-	free(body);
-	if (!p) {
-		char why[MSG_MAX];
-
-		snprintf(why, sizeof(why), "%s", msg_last());
-		msg_set("agent answered a bad profile: %s", why);
-	}
-	return p;
-}
 
 /* ---- the record ---- */
 
@@ -141,8 +69,8 @@ static int snap_fd(int fd, struct snap *s)
 
 /*
  * The record of the live process pid: 0, and *s to snap_free(); 1 when
- * the process maps none, or its maps cannot be read (the socket's turn);
- * -1 with msg_set().
+ * the process maps none (msg_set() says so); -1 with msg_set() (its maps
+ * not ours to read, no such process, a record refused).
  */
 static int snap_live(pid_t pid, struct snap *s)
 {
@@ -154,9 +82,11 @@ static int snap_live(pid_t pid, struct snap *s)
 	fd = record_find_live(pid, s->path, sizeof(s->path));
 	if (fd < 0) {
 		e = errno;
-		if (e == EACCES || e == EPERM ||
-		    (e == ENOENT && strstr(msg_last(), "no record mapped")))
+		if (e == ENOENT && strstr(msg_last(), "no record mapped"))
 			return 1;
+		if (e == EACCES || e == EPERM)
+			return msg_set("permission denied (the process "
+				       "belongs to another user)");
 		if (e == ENOENT || e == ESRCH)
 			return msg_set("no such process");
 		return -1;
@@ -320,44 +250,9 @@ struct pprof_profile *allocinfo_get_profile(pid_t pid, const char *target,
 		msg_set("'%s' is not a profile", target);
 		return NULL;
 	}
+	(void)timeout_ms;
 	rc = record_get_profile(pid, k == T_ALLOCS, seconds, &p);
-	if (rc > 0)
-		return sock_get_profile(pid, target, timeout_ms);
-	return p;
-}
-
-/*
- * The record's allocator figures are the agent's last snapshot (at most
- * one a second, from a sampled allocation): after a burst of allocations
- * and then quiet, they lag. An agent that can answer now (one with a
- * thread of its own, or a single-threaded program that is allocating)
- * gives current ones: ask it briefly, and lay its members over the
- * record's document (the record's own keys stay). An idle, stopped or
- * dead process keeps the record's figures, whose age the document says.
- */
-#define ALLOCINFO_FRESH_MS 250
-
-static void overlay_fresh(json_t *j, pid_t pid, const char *target,
-			  int timeout_ms)
-{
-	json_t *f = sock_get_json(pid, target,
-				  timeout_ms < ALLOCINFO_FRESH_MS
-					  ? timeout_ms
-					  : ALLOCINFO_FRESH_MS);
-	const char *key;
-	json_t *v;
-
-	if (!f)
-		return;
-	json_object_foreach(f, key, v) {
-		json_object_set(j, key, v);
-	}
-	if (json_object_get(j, "age_seconds"))
-		json_object_set_new(j, "age_seconds", json_real(0));
-	if (json_object_get(j, "time_ns"))
-		json_object_set_new(j, "time_ns",
-				    json_integer((json_int_t)realtime_ns()));
-	json_decref(f);
+	return rc > 0 ? NULL : p;
 }
 
 json_t *allocinfo_get_json(pid_t pid, const char *target, int timeout_ms)
@@ -374,15 +269,12 @@ json_t *allocinfo_get_json(pid_t pid, const char *target, int timeout_ms)
 		msg_set("'%s' is not a JSON document", target);
 		return NULL;
 	}
+	(void)timeout_ms;
 	rc = snap_live(pid, &s);
-	if (rc > 0)
-		return sock_get_json(pid, target, timeout_ms);
-	if (rc < 0)
+	if (rc)
 		return NULL;
 	j = snap_doc(&s, k == T_MALLINFO);
 	snap_free(&s);
-	if (j)
-		overlay_fresh(j, pid, target, timeout_ms);
 	return j;
 }
 
@@ -425,10 +317,7 @@ int allocinfo_get_raw(pid_t pid, const char *target, int timeout_ms,
 		return 0;
 	}
 	rc = record_get_profile(pid, k == T_ALLOCS, seconds, &p);
-	if (rc > 0)
-		return sock_get_raw(pid, target, timeout_ms, body, len, ctype,
-				    ctype_len);
-	if (rc < 0)
+	if (rc)
 		return -1;
 	rc = pprof_encode(p, true, &buf, len);
 	if (rc == 0) {
@@ -537,14 +426,6 @@ static struct allocinfo_agent *list_add(struct allocinfo_agent **v, size_t *n,
 	return e;
 }
 
-static bool listed(const struct allocinfo_agent *v, size_t n, pid_t pid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i].pid == pid && strcmp(v[i].state, "live") == 0)
-			return true;
-	return false;
-}
-
 /* A string of the record's header, NUL-terminated within its field. */
 static void copy_field(char *dst, size_t cap, const char *src, size_t n)
 {
@@ -595,58 +476,6 @@ static int list_records(struct allocinfo_agent **v, size_t *n, size_t *cap)
 		snap_free(&s);
 	}
 	free(pids);
-	return 0;
-}
-
-/* Agents with a control socket and no record. */
-static int list_sockets(struct allocinfo_agent **v, size_t *n, size_t *cap,
-			int timeout_ms,
-			void (*warn)(void *ctx, const char *msg), void *ctx)
-{
-	struct ctlsock_agent *list;
-	size_t nl, had = *n;
-
-	if (ctlsock_list_warn(&list, &nl, warn, ctx) < 0)
-		return -1;
-	for (size_t i = 0; i < nl; i++) {
-		struct allocinfo_agent *e;
-		struct http_response resp;
-		const char *prog;
-
-		if (listed(*v, had, list[i].pid))
-			continue;
-		e = list_add(v, n, cap);
-		if (!e) {
-			free(list);
-			return msg_set_errno(ENOMEM, "listing agents");
-		}
-		e->pid = list[i].pid;
-		e->state = "live";
-		if (ctlsock_get_path(list[i].path, "/debug/palloc/stats",
-				     timeout_ms, &resp) < 0) {
-			/* A refused socket of a live pid is stale: skip. */
-			if (strstr(msg_last(), "stale socket")) {
-				(*n)--;
-				continue;
-			}
-			snprintf(e->error, sizeof(e->error), "%s", msg_last());
-		} else {
-			json_error_t err;
-
-			if (resp.status == 200)
-				e->stats = json_loadb(resp.body, resp.len, 0,
-						      &err);
-			if (!e->stats)
-				snprintf(e->error, sizeof(e->error),
-					 "agent answered %d", resp.status);
-			http_response_free(&resp);
-		}
-		prog = json_string_value(json_object_get(e->stats, "program"));
-		if (prog)
-			copy_field(e->program, sizeof(e->program), prog,
-				   strlen(prog));
-	}
-	free(list);
 	return 0;
 }
 
@@ -721,10 +550,8 @@ int allocinfo_list(struct allocinfo_agent **out, size_t *n, int timeout_ms,
 
 	*out = NULL;
 	*n = 0;
-	if (timeout_ms > ALLOCINFO_LIST_TIMEOUT_MS)
-		timeout_ms = ALLOCINFO_LIST_TIMEOUT_MS;
-	if (list_records(&v, n, &cap) < 0 ||
-	    list_sockets(&v, n, &cap, timeout_ms, warn, ctx) < 0) {
+	(void)timeout_ms;
+	if (list_records(&v, n, &cap) < 0) {
 		allocinfo_agents_free(v, *n);
 		*n = 0;
 		return -1;
@@ -750,25 +577,6 @@ ssize_t allocinfo_live_pids(pid_t **out)
 	if (list_records(&a, &n, &cap) < 0) {
 		allocinfo_agents_free(a, n);
 		return -1;
-	}
-	{
-		struct ctlsock_agent *list;
-		size_t nl;
-
-		if (ctlsock_list(&list, &nl) == 0) {
-			for (size_t i = 0; i < nl; i++) {
-				struct allocinfo_agent *e;
-
-				if (listed(a, n, list[i].pid))
-					continue;
-				e = list_add(&a, &n, &cap);
-				if (!e)
-					break;
-				e->pid = list[i].pid;
-				e->state = "live";
-			}
-			free(list);
-		}
 	}
 	*out = malloc((n + 1) * sizeof(**out));
 	if (!*out) {

@@ -14,23 +14,27 @@
 
 /*
  * For palloc-dump, palloc-mallinfo, palloc-explain and the HTTP server:
- * the documents an agent's control socket used to answer, by the same
- * paths ("/debug/pprof/heap", "/debug/pprof/allocs", either with
- * "?seconds=N", "/debug/palloc/stats", "/debug/palloc/mallinfo"), made
- * here from the process's record (wire/record.h, tools/record_read.h):
- * nothing runs in the target, so an idle, stopped or blocked process
- * answers at once, exactly. A process that maps no record (an agent of
- * before the record) is asked over its control socket (ctlsock_get()),
- * as before; so is one whose /proc/PID/maps cannot be read.
+ * the documents by their paths ("/debug/pprof/heap",
+ * "/debug/pprof/allocs", either with "?seconds=N",
+ * "/debug/palloc/stats", "/debug/palloc/mallinfo"; the agent's control
+ * socket answered these once), made from the process's record
+ * (wire/record.h, tools/record_read.h): nothing runs in the target, so
+ * an idle, stopped or blocked process answers at once, exactly. Every
+ * figure comes from the record; the allocator's are the agent's last
+ * snapshot, whose time and age the documents give (record_docs.h). A
+ * process that maps no record, or whose /proc/PID/maps the caller cannot
+ * read, is an error.
  *
  * On failure they return NULL with msg_set() holding the reason only
- * ("no such process", "record: entry at 16400: ...", "timed out after
- * 5000 ms" from a socket); the command adds "cannot reach agent of
+ * ("no such process", "no record mapped by process '42' (...)",
+ * "record: entry at 16400: ..."); the command adds "cannot reach agent of
  * process 'PID'". Thread-safe (no shared state).
+ *
+ * timeout_ms: unused (nothing waits on the target any more); kept for
+ * the commands' --timeout, accepted without effect.
  */
 
-/* Default wait for each read from an agent's socket, in milliseconds (a
- * record is read without waiting). */
+/* The commands' default --timeout, in milliseconds (no effect). */
 #define ALLOCINFO_TIMEOUT_MS 10000
 
 /*
@@ -71,32 +75,27 @@ struct allocinfo_agent {
 	int64_t start_ns;	  /* CLOCK_REALTIME, 0 unknown */
 	int64_t end_ns;		  /* exited: at exit; killed: its last update */
 	char program[RECORD_STR]; /* "" unknown; the process's bytes */
-	char path[PATH_MAX];	  /* the record, "" for a socket */
+	char path[PATH_MAX];	  /* the record */
 };
-
-/* Longest wait for each agent asked over its socket in a listing: one
- * hung agent must not make a listing of many take minutes. */
-#define ALLOCINFO_LIST_TIMEOUT_MS 2000
 
 /*
  * The processes under palloc the caller can read: those whose
  * /proc/PID/maps maps a record (record_find_live), with the stats of
- * their record; those with only a control socket (ctlsock_list()),
- * asked with timeout_ms (at most ALLOCINFO_LIST_TIMEOUT_MS); then, with
- * dead, the records of the caller's record directory (record_list())
- * whose process is gone, "exited" or "killed", without stats. Sorted by
- * pid, then start time. A socket directory skipped as unsafe is said to
- * warn, when not NULL. Strings come from other processes: escape them
- * (msg_escape) before printing. *out is malloc'd; free with
- * allocinfo_agents_free. Returns 0 or -1.
+ * their record; then, with dead, the records of the caller's record
+ * directory (record_list()) whose process is gone, "exited" or "killed",
+ * without stats. Sorted by pid, then start time. A record directory that
+ * cannot be read (planted by another user) is said to warn, when not
+ * NULL; the live ones are still listed. timeout_ms: unused. Strings come from
+ * other processes: escape them (msg_escape) before printing. *out is malloc'd;
+ * free with allocinfo_agents_free. Returns 0 or -1.
  */
 int allocinfo_list(struct allocinfo_agent **out, size_t *n, int timeout_ms,
 		   bool dead, void (*warn)(void *ctx, const char *msg),
 		   void *ctx);
 void allocinfo_agents_free(struct allocinfo_agent *a, size_t n);
 
-/* The pids of the live processes allocinfo_list() finds (records and
- * sockets), sorted, malloc'd into *out. The count, or -1. */
+/* The pids of the live processes allocinfo_list() finds, sorted,
+ * malloc'd into *out. The count, or -1. */
 ssize_t allocinfo_live_pids(pid_t **out);
 
 /*

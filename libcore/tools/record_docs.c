@@ -469,9 +469,25 @@ static json_t *other_specific(uint32_t kind, const struct record_allocator *a)
 	return s;
 }
 
+/* The figures of an agent that took none yet: every one unknown. */
+static void no_figures(struct record_allocator *n)
+{
+	int64_t *f[] = {
+		&n->allocated_bytes, &n->active_bytes,	 &n->resident_bytes,
+		&n->mapped_bytes,    &n->retained_bytes, &n->free_bytes,
+		&n->metadata_bytes,  &n->arena_count,	 &n->arena,
+		&n->ordblks,	     &n->smblks,	 &n->hblks,
+		&n->hblkhd,	     &n->usmblks,	 &n->fsmblks,
+		&n->uordblks,	     &n->fordblks,	 &n->keepcost};
+
+	for (size_t i = 0; i < ARRAY_SIZE(f); i++)
+		*f[i] = -1;
+}
+
 json_t *record_docs_mallinfo(const struct record_view *v,
 			     const struct record_docs_ctx *c)
 {
+	struct record_allocator none = v->h->allocator;
 	const struct record_allocator *a = &v->h->allocator;
 	json_t *j = doc_head("palloc-mallinfo", v, c), *spec;
 	char object[PATH_MAX];
@@ -482,6 +498,11 @@ json_t *record_docs_mallinfo(const struct record_view *v,
 	json_set(j, "allocator", json_string(record_docs_allocator_name(kind)));
 	json_set(j, "allocator_object",
 		 json_str_or_null(object[0] ? object : NULL));
+	if (!a->time_unix_ns) {
+		/* No snapshot yet (palloc(7) "The record"): unknown, not 0. */
+		no_figures(&none);
+		a = &none;
+	}
 	if (a->kind == 1) {
 		spec = glibc_specific(v, a, &heaps);
 		comparable(j, a, heaps > 0 ? heaps : -1);

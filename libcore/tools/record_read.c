@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Finding and copying records (wire/record.h) from outside the process. */
 #include "common.h"
-#include "ctlsock.h"
+#include "rundir.h"
 #include "msg.h"
 #include "procfs.h"
 #include "record_read.h"
@@ -468,6 +468,30 @@ static int listing_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
+/* The user's own directory (rundir.h) must be the caller's and open to
+ * nobody else, as the agent makes it: another user may have planted it
+ * in /tmp first. false with msg_set() otherwise. */
+static bool own_dir(int dfd, const char *dir)
+{
+	struct stat st;
+
+	if (fstat(dfd, &st) < 0) {
+		msg_set_errno(errno, "cannot stat '%s'", dir);
+		return false;
+	}
+	if (st.st_uid != geteuid()) {
+		msg_set("unsafe record directory '%s': owned by uid %u", dir,
+			(unsigned)st.st_uid);
+		return false;
+	}
+	if (st.st_mode & 077) {
+		msg_set("unsafe record directory '%s': mode %03o", dir,
+			(unsigned)(st.st_mode & 0777));
+		return false;
+	}
+	return true;
+}
+
 int record_list(const char *dir, struct record_listing **out, size_t *n)
 {
 	char own[PATH_MAX];
@@ -480,7 +504,7 @@ int record_list(const char *dir, struct record_listing **out, size_t *n)
 	*out = NULL;
 	*n = 0;
 	if (!dir) {
-		if (ctlsock_dir(own, sizeof(own)) < 0)
+		if (rundir_path(own, sizeof(own)) < 0)
 			return -1;
 		dir = own;
 	}
@@ -489,6 +513,10 @@ int record_list(const char *dir, struct record_listing **out, size_t *n)
 		if (errno == ENOENT)
 			return 0;
 		return msg_set_errno(errno, "cannot open directory '%s'", dir);
+	}
+	if (dir == own && !own_dir(dfd, dir)) {
+		close(dfd);
+		return -1;
 	}
 	dp = fdopendir(dfd);
 	if (!dp) {

@@ -95,11 +95,13 @@ struct record_listing {
 
 /*
  * The records "PID.START.rec" in dir (NULL: this user's directory,
- * ctlsock_dir()), sorted by pid then START, into a malloc'd array (*out,
+ * rundir_path()), sorted by pid then START, into a malloc'd array (*out,
  * *n; free() it). Names that do not read so, symbolic links and files
  * that are not regular are skipped; a record whose header does not read
- * is listed with valid false. 0 (also for a missing directory: none), or
- * -1.
+ * is listed with valid false. This user's directory must be the
+ * caller's and open to nobody else ("unsafe record directory": another
+ * user may have made it in /tmp first). 0 (also for a missing directory:
+ * none), or -1 with msg_set().
  */
 int record_list(const char *dir, struct record_listing **out, size_t *n);
 

@@ -5,6 +5,7 @@
 #include "msg.h"
 #include "pattern.h"
 #include "pprof_comments.h"
+#include "record_docs.h"
 #include "record_profile.h"
 #include "record_read.h"
 #include "runrec.h"
@@ -12,6 +13,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -196,6 +199,89 @@ static int64_t header_peak(const struct record_header *h)
 	return h->max_inuse_bytes > 0 ? (int64_t)(h->max_inuse_bytes + 0.5) : 0;
 }
 
+/* Is the regular file at path a Go program (a Go build id or build info
+ * section)? The agent knew (unseen.c); a reader after the process's end
+ * asks its executable. */
+static bool file_is_go(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	Elf_Scn *scn = NULL;
+	struct stat st;
+	size_t shstrndx;
+	bool go = false;
+	Elf *e;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    elf_version(EV_CURRENT) == EV_NONE) {
+		close(fd);
+		return false;
+	}
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (e && elf_getshdrstrndx(e, &shstrndx) == 0) {
+		while (!go && (scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			const char *n;
+
+			if (!gelf_getshdr(scn, &sh))
+				continue;
+			n = elf_strptr(e, shstrndx, sh.sh_name);
+			go = n && (strcmp(n, ".note.go.buildid") == 0 ||
+				   strcmp(n, ".go.buildinfo") == 0);
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return go;
+}
+
+/*
+ * Who owns the memory malloc did not give, for the exit profile of a
+ * process that is gone (record_profile_opts.unseen_owner): from the
+ * objects its record lists, as record_unseen_owner() tells them from
+ * /proc/PID/maps, and the Go runtime from its executable. "" when none.
+ */
+static void dead_owner(const struct record_view *v, const char **owner,
+		       const char **hint)
+{
+	struct record_unseen u = {0};
+	char exe[RECORD_STR];
+	size_t len = 1;
+	char *text;
+
+	*owner = "";
+	*hint = NULL;
+	snprintf(exe, sizeof(exe), "%.*s", (int)strnlen(v->h->exe, sizeof(exe)),
+		 v->h->exe);
+	if (v->n_modules && file_is_go(v->modules[0]->path)) {
+		*owner = "the Go runtime";
+		*hint = "Go's heap is not malloc's; use runtime/pprof's heap "
+			"profile";
+		return;
+	}
+	for (size_t i = 0; i < v->n_modules; i++)
+		len += strlen(v->modules[i]->path) + 1;
+	text = malloc(len);
+	if (!text)
+		return;
+	len = 0;
+	for (size_t i = 0; i < v->n_modules; i++) {
+		size_t n = strlen(v->modules[i]->path);
+
+		memcpy(text + len, v->modules[i]->path, n);
+		text[len + n] = '\n';
+		len += n + 1;
+	}
+	text[len] = '\0';
+	record_unseen_owner(&u, text, exe, NULL, 0);
+	free(text);
+	if (u.owner) {
+		*owner = u.owner;
+		*hint = u.hint;
+	}
+}
+
 /* What a profile from a record is for. */
 struct want {
 	const char *seq;     /* NULL: the next number */
@@ -249,7 +335,8 @@ static int write_profile(struct runrec *r, const char *path, pid_t pid,
 			o.unmapped_ctx = &maps;
 		}
 	} else {
-		/* Killed: the record's last change is its moment. */
+		/* Ended: the record's last change is its moment. */
+		dead_owner(&v, &o.unseen_owner, &o.unseen_hint);
 		o.time_nanos = h->end_unix_ns	   ? h->end_unix_ns
 			       : h->update_unix_ns ? h->update_unix_ns
 						   : now_unix_ns();
@@ -587,6 +674,30 @@ void runrec_stop(struct runrec *r)
 	r->running = false;
 }
 
+/* Is the executable of the record at path (its first MODULE) a Go
+ * program? */
+static bool record_is_go(const char *path)
+{
+	struct record_image im;
+	struct record_view v;
+	bool go = false;
+	int fd = record_open(path);
+
+	if (fd < 0)
+		return false;
+	if (record_copy(fd, &im) < 0) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	if (record_check(im.buf, im.len, NULL, &v) == 0) {
+		go = v.n_modules && file_is_go(v.modules[0]->path);
+		record_view_free(&v);
+	}
+	record_image_free(&im);
+	return go;
+}
+
 /*
  * Did another record of the same process (pid and start time in ticks:
  * exec keeps both) start later? Then l's image exec'd. That record need
@@ -605,10 +716,10 @@ static bool superseded(const struct record_listing *v, size_t n,
 }
 
 /*
- * Did the process of record l (one of v[n]) end without its agent writing
- * its profile? Exited: unless it delivered, announced or failed one (an
- * agent without a channel, or one that only records). Not mapped any more:
- * killed, unless its image exec'd another program (see runrec_finish()).
+ * Did the process of record l (one of v[n]) end, its exit profile still
+ * to write? Exited: yes (under palloc-run an agent with a record file
+ * writes no profile of its own). Not mapped any more: killed, unless its
+ * image exec'd another program (see runrec_finish()).
  */
 static bool left_without(const struct runrec *r, const struct record_listing *v,
 			 size_t n, const struct record_listing *l,
@@ -620,10 +731,13 @@ static bool left_without(const struct runrec *r, const struct record_listing *v,
 	if (!ours(r, l) || l->life == RECORD_LIFE_LIVE || superseded(v, n, l))
 		return false;
 	if (l->life == RECORD_LIFE_EXITED)
-		return !collect_delivered(r->col, l->pid);
+		return true;
 	status = status_fn ? status_fn(ctx, l->pid) : -1;
+	/* Exited without marking its record: it exec'd a program without
+	 * the agent, or it is a Go program (exit_group past every exit
+	 * handler), whose record is its profile. */
 	if (status >= 0 && WIFEXITED(status))
-		return false; /* exec'd a program without the agent */
+		return record_is_go(l->path);
 	/* the same process runs another program */
 	return record_start_ticks(l->pid, &ticks) < 0 ||
 	       ticks != l->header.start_ticks;

@@ -20,8 +20,9 @@
  * carrying the run's token are read (another user may create files in a
  * directory shared with the program's users, below; a record is also
  * checked in full by record_check()). The profiles are written through
- * collect_add() (collect.h), so that they are named, numbered and
- * reported as those the agents deliver.
+ * collect_add() (collect.h), which names, numbers and lists them. The
+ * agents write none of their own (agent.c: a token and a record file),
+ * and nothing else passes between them and palloc-run.
  *
  * The directory: "palloc-run.<32 hex digits>" (128 random bits) in
  * $XDG_RUNTIME_DIR (a directory of the user's), else /tmp; mode 0700.
@@ -83,10 +84,9 @@ typedef int (*runrec_status_fn)(void *ctx, pid_t pid);
 
 /*
  * After the run (runrec_stop() done, the processes ended or the grace
- * over, collect_stop() done): write the profile of every record of the
- * run whose process ended without writing its own (state RUNNING and the
- * process gone: killed, crashed; or EXITED without any profile or failure
- * from its agent, collect_delivered()), numbered as its next profile, and
+ * over): write the exit profile of every record of the run whose process
+ * ended (EXITED; or RUNNING and the process gone: killed, crashed),
+ * numbered as its next profile, and
  * with cfg.peak its peak profile too when the peak grew since the last
  * one. Not for a record whose image exec'd another program (a later
  * record of the same process, the same process still running another

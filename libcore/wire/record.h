@@ -15,8 +15,8 @@
  *
  * Where: "PID.START.rec", START the agent's CLOCK_REALTIME at start in
  * nanoseconds (a pid has one record per image: exec starts a new one),
- * in PALLOC_RECORD_DIR when palloc-run sets it, else in the control
- * directory of ctlsock.h ($XDG_RUNTIME_DIR/palloc, /tmp/palloc-UID;
+ * in PALLOC_RECORD_DIR when palloc-run sets it, else in the user's
+ * directory of rundir.h ($XDG_RUNTIME_DIR/palloc, /tmp/palloc-UID;
  * 0700). The file is 0600, created O_EXCL|O_NOFOLLOW, never through a
  * symbolic link. A live process maps it: /proc/PID/maps names it (the
  * commands find a live record there, and tell it live by that mapping).

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* A process whose memory is known, for palloc-explain's tests (t/11NN). */
-#include "idle-thread.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -194,23 +193,29 @@ static void file(const char *path)
 	printf("truth mapped_files %zu\n", len);
 }
 
-/* Until stdin ends (when it is a pipe or terminal) or SECONDS pass. */
+/*
+ * Until stdin ends (when it is a pipe or terminal) or SECONDS pass. It
+ * waits as servers and interpreters do, in ppoll(2) or nanosleep(2): the
+ * agent takes the allocator's figures there (an idle point, palloc(7)).
+ */
 static void wait_end(int seconds)
 {
 	struct stat st;
 	struct pollfd pfd = {.fd = 0, .events = POLLIN};
+	struct timespec ts = {.tv_sec = seconds};
 	char buf[256];
 
 	if (fstat(0, &st) == 0 &&
 	    (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) ||
 	     S_ISSOCK(st.st_mode)) &&
 	    !(S_ISCHR(st.st_mode) && !isatty(0))) {
-		while (poll(&pfd, 1, seconds * 1000) > 0)
+		while (ppoll(&pfd, 1, &ts, NULL) > 0)
 			if (read(0, buf, sizeof(buf)) <= 0)
 				return;
 		return;
 	}
-	sleep((unsigned)seconds);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }
 
 int main(int argc, char **argv)
@@ -241,9 +246,6 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	/* The agent serves palloc-explain from a thread of its own only in
-	 * a program with threads (palloc(7), Threads): wait as servers do. */
-	idle_thread_start();
 	printf("ready\n");
 	fflush(stdout);
 	wait_end(seconds);

@@ -8,12 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
  * idle-alloc pause      keep 10 blocks of 100000 bytes (keep_blocks),
  *                       say "ready" on stdout, then pause() for ever
  * idle-alloc read       the same, then read(2) a pipe nobody writes
+ * idle-alloc sleep      the same, then nanosleep(2) for ever (where the
+ *                       agent takes the allocator's figures: palloc(7),
+ *                       Threads, idle points)
  * idle-alloc signal     the same, then wait for signals: each SIGUSR1
  *                       makes 5 blocks of 50000 bytes (more_blocks),
  *                       kept, and says "more N" (N: the rounds so far)
@@ -162,6 +166,12 @@ int main(int argc, char **argv)
 		for (;;)
 			if (read(fds[0], &c, 1) < 0 && errno != EINTR)
 				return 2;
+	}
+	if (strcmp(mode, "sleep") == 0) {
+		struct timespec ts = {.tv_sec = 3600};
+
+		for (;;)
+			nanosleep(&ts, NULL);
 	}
 	for (;;)
 		pause();

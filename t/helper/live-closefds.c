@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* live-closefds: a daemon-like program that closes every descriptor above 2
- * (the agent's control socket among them), then opens its own TCP listener
- * and duplicates it onto the numbers up to 63, so that whatever number the
- * agent's socket had is now the program's listener; it accepts one
- * connection, late. */
+ * (an agent that kept one would lose it), then opens its own TCP listener
+ * and duplicates it onto the numbers up to 63; it accepts one connection,
+ * late. */
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,6 @@
 /* Test helper: 64 MiB of anonymous memory that never comes through malloc.
  */
 #include "common.h"
-#include "idle-thread.h"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -47,7 +46,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(small); i++)
 		small[i] = malloc(100);
 	if (wait_term) {
-		idle_thread_start();
 		if (write(1, "ready\n", 6) != 6)
 			return 98;
 		while (!term)

@@ -2,7 +2,6 @@
 /* Test helper: a heap whose exact high-water mark in requested bytes is known.
  */
 #include "common.h"
-#include "idle-thread.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -122,7 +121,6 @@ int main(int argc, char **argv)
 			drop(i);
 	say("peak", max, true);
 	if (wait_term) {
-		idle_thread_start();
 		say("ready", 0, false);
 		while (!term)
 			sigsuspend(&none);

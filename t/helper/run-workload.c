@@ -2,7 +2,6 @@
 /* A palloc-run test program: known live blocks, then an exit, signal or wait.
  */
 #include "common.h"
-#include "idle-thread.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -18,7 +17,8 @@
  * churn_blocks(), then: exits with status EXIT (default 0); kills itself with
  * signal SIG; prints "ready" and waits for a signal (SIGTERM exits 0 through
  * the handler below, so the agent writes its profile at exit); serve is wait
- * with an idle thread first, as a server has (idle-thread.h); or forks a child
+ * in nanosleep(2), as servers wait (an idle point of the agent's, where it
+ * takes the allocator's figures: palloc(7), Threads); or forks a child
  * that allocates the same again and exits, and waits for it; or (sigs) prints
  * "ready", then records every SIGINT and SIGUSR1 with who sent it until two
  * seconds pass without one, and prints one line per signal: "INT kernel" (a
@@ -137,15 +137,21 @@ int main(int argc, char **argv)
 	if (strcmp(what, "wait") == 0 || strcmp(what, "serve") == 0) {
 		struct sigaction sa;
 
-		if (what[0] == 's')
-			idle_thread_start();
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_term;
 		sigaction(SIGTERM, &sa, NULL);
 		printf("ready\n");
 		fflush(stdout);
-		while (!got_term)
-			pause();
+		/* serve: as servers wait, in a timed wait the agent sees (an
+		 * idle point: it takes the allocator's figures there). */
+		while (!got_term) {
+			struct timespec ts = {.tv_nsec = 100000000};
+
+			if (what[0] == 's')
+				nanosleep(&ts, NULL);
+			else
+				pause();
+		}
 		return 0;
 	}
 	if (strcmp(what, "sigs") == 0)
