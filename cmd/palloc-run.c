@@ -11,6 +11,7 @@
 #include "pprof.h"
 #include "pprof_comments.h"
 #include "report.h"
+#include "run-attach.h"
 #include "run-oom.h"
 #include "runrec.h"
 #include "serve.h"
@@ -37,11 +38,14 @@ static PALLOC_NORETURN void usage(void)
 {
 	printf("Usage:\n"
 	       " palloc-run [options] [--] <program> [<argument>...]\n"
+	       " palloc-run [options] -p <pid>\n"
 	       "\n"
 	       "Run a program with the palloc agent preloaded, then symbolize the heap profiles\n"
-	       "it wrote (pprof format) and print one summary line for each.\n"
+	       "it wrote (pprof format) and print one summary line for each. With -p, attach\n"
+	       "to a running process instead, until ^C, SIGTERM or its end.\n"
 	       "\n"
 	       "Options:\n"
+	       " -p, --pid <pid>            attach to this running process (no debugger)\n"
 	       " -o, --output <pattern>     profile path; %%p pid, %%e executable, %%n sequence,\n"
 	       "                              %%t unix time (default %s)\n"
 	       " -r, --sample-rate <bytes>  mean bytes between samples; 1 records every\n"
@@ -1082,6 +1086,76 @@ static struct runrec *start_records(struct collect *col, const char *interval,
 	return rr;
 }
 
+/*
+ * -p PID: attach (run-attach.h), then symbolize and summarize the
+ * profiles as for a program run. bad: the options that do not apply,
+ * when one was given.
+ */
+static int attach_main(const char *pid_arg, int argc, const char *output,
+		       const char *rate, const char *unwind, const char *depth,
+		       const char *interval, bool raw, bool quiet,
+		       const char *bad)
+{
+	struct run_attach_opts o = {
+		.pid = cli_pid(pid_arg),
+		.rate = rate,
+		.unwind = unwind,
+		.max_depth = depth,
+		.quiet = quiet,
+	};
+	char cwd[PATH_MAX], abs_pattern[PATH_MAX], env[128];
+	const char *why = "too long";
+	struct collect *col;
+	char *agent;
+	uint64_t ns = 0;
+	int status;
+
+	if (optind < argc)
+		msg_usage(PALLOC_EXIT_RUN_FAILED,
+			  "-p/--pid and a program to run cannot be given "
+			  "together");
+	if (bad)
+		msg_usage(PALLOC_EXIT_RUN_FAILED,
+			  "%s cannot be used with -p/--pid", bad);
+	if (interval && num_parse_seconds(interval, &ns) == 0)
+		o.interval_ns = ns;
+	agent = find_agent();
+	if (!agent)
+		return PALLOC_EXIT_RUN_FAILED;
+	o.agent = agent;
+	if (!getcwd(cwd, sizeof(cwd))) {
+		msg_error("cannot get the working directory: %s",
+			  strerror(errno));
+		return PALLOC_EXIT_RUN_FAILED;
+	}
+	if (!output)
+		output = getenv("PALLOC_OUTPUT");
+	if (!output || !*output)
+		output = PATTERN_DEFAULT;
+	if (pattern_absolute(abs_pattern, sizeof(abs_pattern), output, cwd) ==
+	    0)
+		why = pattern_invalid(abs_pattern);
+	if (why) {
+		msg_error("invalid output pattern '%s': %s", output, why);
+		return PALLOC_EXIT_RUN_FAILED;
+	}
+	check_output_dir(abs_pattern, output);
+	col = collect_start(abs_pattern, env, sizeof(env));
+	if (!col) {
+		msg_error_last("cannot attach to process '%d'", (int)o.pid);
+		free(agent);
+		return PALLOC_EXIT_RUN_FAILED;
+	}
+	status = run_attach(&o, col);
+	collect_stop(col);
+	if (report(col, cwd, raw, quiet, o.pid) == 0 && status == 0 &&
+	    strcmp(abs_pattern, "/dev/null") != 0)
+		msg_warn("no profile of process '%d' was written", (int)o.pid);
+	collect_free(col);
+	free(agent);
+	return status;
+}
+
 enum {
 	OPT_UNWIND = CHAR_MAX + 1,
 	OPT_MAX_DEPTH,
@@ -1112,12 +1186,14 @@ int main(int argc, char **argv)
 		{"http", required_argument, NULL, OPT_HTTP},
 		{"allow-users", required_argument, NULL, OPT_ALLOW_USERS},
 		{"quiet", no_argument, NULL, 'q'},
+		{"pid", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *output = NULL, *interval = NULL, *unwind = NULL;
 	const char *http = NULL, *allow = NULL, *dump_at = NULL;
+	const char *pid_arg = NULL, *rate_arg = NULL, *depth_arg = NULL;
 	struct run_oom oom;
 	struct timespec killed;
 	struct serve_access access;
@@ -1136,7 +1212,7 @@ int main(int argc, char **argv)
 	msg_init(argv[0]);
 	opterr = 0;
 	/* "+": options end at the program name, as with env(1). */
-	while ((c = getopt_long(argc, argv, "+:o:r:i:qhV", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "+:o:r:i:p:qhV", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'o':
@@ -1153,6 +1229,7 @@ int main(int argc, char **argv)
 					  "invalid sample rate '%s': %s",
 					  optarg, msg_last());
 			have_rate = true;
+			rate_arg = optarg;
 			break;
 		case 'i':
 			if (num_parse_seconds(optarg, &ns) < 0)
@@ -1186,6 +1263,7 @@ int main(int argc, char **argv)
 					"invalid maximum depth '%s': use 1 to %d",
 					optarg, UNWIND_MAX_FRAMES);
 			have_depth = true;
+			depth_arg = optarg;
 			break;
 		case OPT_NO_FOLLOW:
 			no_follow = true;
@@ -1226,6 +1304,10 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'p':
+			pid_arg = optarg;
+			(void)cli_pid(optarg);
+			break;
 		case 'h':
 			usage();
 		case 'V':
@@ -1242,6 +1324,13 @@ int main(int argc, char **argv)
 	if (http && serve_check_addr(http, &access) < 0)
 		msg_usage(PALLOC_EXIT_RUN_FAILED, "cannot serve on '%s': %s",
 			  http, msg_last());
+	if (pid_arg)
+		return attach_main(pid_arg, argc, output, rate_arg, unwind,
+				   depth_arg, interval, raw, quiet,
+				   no_follow || peak || exact || dump_at || http
+					   ? "--no-follow, --peak, --exact, "
+					     "--dump-at and --http"
+					   : NULL);
 	if (optind >= argc)
 		msg_usage(PALLOC_EXIT_RUN_FAILED, "no program to run");
 	err = resolve_program(argv[optind], path, sizeof(path));

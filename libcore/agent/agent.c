@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The agent's life cycle: configuration, profiles, dumps, fork and exit. */
 #include "agent_int.h"
+#include "agent/attach.h"
 #include "agent/unseen.h"
 #include "fmt.h"
 #include "msg.h"
@@ -870,6 +871,8 @@ void agent_program_threaded(void)
 		__atomic_store_n(&ag.want_threads, true, __ATOMIC_RELEASE);
 		return;
 	}
+	if (agent_attached)
+		return; /* attached: no thread of the agent's, ever */
 	if (__atomic_exchange_n(&ag.threaded, true, __ATOMIC_ACQ_REL))
 		return;
 	agent_guard_enter();
@@ -889,6 +892,8 @@ void agent_safe_point(void)
 	uint64_t now;
 	bool pressure;
 
+	if (agent_attached)
+		attach_safe_point();
 	if (__atomic_load_n(&ag.threaded, __ATOMIC_RELAXED)) {
 		agent_pressure_threaded(agent_tls.bytes_base - agent_tls.left);
 		return;
@@ -970,6 +975,11 @@ static void exit_dump(void)
 	record_exit(exit_status, exit_unseen.anon_bytes,
 		    exit_unseen.anon_peak_bytes, exit_unseen.heap_bytes,
 		    exit_unseen.unseen_bytes);
+	if (agent_attached) {
+		/* palloc-run -p makes the profile from the record */
+		agent_guard_leave();
+		return;
+	}
 	if (agent_cfg.peak && agent_cfg.rate)
 		peak_maybe_write(true);
 	if (dump(NULL, true, NULL, 0) < 0) {
@@ -1063,16 +1073,12 @@ static void warn_malloc_definer(void)
 	}
 }
 
-__attribute__((constructor(101))) static void agent_init(void)
+/* The start, preloaded (the constructor) or attached (palloc_attach(),
+ * agent_cfg set from its configuration, attach.h). Guard held. */
+static void agent_start(bool attached)
 {
 	uint64_t ac, fc, ab, re, ns;
 
-	agent_resolve_real();
-	if (agent_mode != AGENT_OFF)
-		return;
-	real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
-	resolve_pthread_create();
-	agent_guard_enter();
 	ag.start_ns = agent_now_ns();
 	ag.start_realtime_ns = realtime_ns();
 	ag.pid = getpid();
@@ -1080,14 +1086,21 @@ __attribute__((constructor(101))) static void agent_init(void)
 		fmt_warn("setuid or otherwise secure program (AT_SECURE): not "
 			 "profiling it");
 		agent_mode = AGENT_DISABLED;
-		agent_guard_leave();
 		return;
 	}
-	read_config();
-	agent_pressure_init();
+	if (attached) {
+		/* No environment to read, no pressure dumps, no output: the
+		 * record is all palloc-run reads. */
+		set_output(PATTERN_DEFAULT);
+	} else {
+		read_config();
+		agent_pressure_init();
+	}
 	unseen_init();
-	agent_output_init();
-	warn_malloc_definer();
+	if (!attached) {
+		agent_output_init();
+		warn_malloc_definer();
+	}
 	arena_fill_allocator(&agent_arena, &agent_alloc_hooks);
 	/* agent_tab is static, so zero but for the marks of the bootstrap
 	 * blocks (set at resolution): stacktab_init() would clear them, and
@@ -1122,9 +1135,35 @@ __attribute__((constructor(101))) static void agent_init(void)
 	agent_thread_setup(&agent_tls);
 	ag.next_interval_ns = ag.start_ns + agent_cfg.interval_ns;
 	ag.next_peak_ns = ag.start_ns;
+	if (attached)
+		return;
 	if (control_start)
 		control_start();
 	if (__atomic_load_n(&ag.want_threads, __ATOMIC_ACQUIRE))
 		agent_program_threaded();
+}
+
+void agent_start_attached(void)
+{
+	real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+	agent_start(true);
+}
+
+__attribute__((constructor(101))) static void agent_init(void)
+{
+	agent_guard_enter();
+	/* dlopened by palloc-run -p: palloc_attach() starts it */
+	if (agent_mode == AGENT_OFF && attach_dlopened()) {
+		agent_guard_leave();
+		return;
+	}
+	agent_guard_leave();
+	agent_resolve_real();
+	if (agent_mode != AGENT_OFF)
+		return;
+	real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+	resolve_pthread_create();
+	agent_guard_enter();
+	agent_start(false);
 	agent_guard_leave();
 }
