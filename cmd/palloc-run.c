@@ -1097,7 +1097,7 @@ static int attach_main(const char *pid_arg, int argc, const char *output,
 		       const char *bad)
 {
 	struct run_attach_opts o = {
-		.pid = cli_pid(pid_arg),
+		.pid = (pid_t)strtol(pid_arg, NULL, 10),
 		.rate = rate,
 		.unwind = unwind,
 		.max_depth = depth,
@@ -1304,10 +1304,15 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
-		case 'p':
+		case 'p': {
+			pid_t p;
+
+			if (cli_parse_pid(optarg, &p) < 0)
+				msg_usage(PALLOC_EXIT_RUN_FAILED,
+					  "invalid PID '%s'", optarg);
 			pid_arg = optarg;
-			(void)cli_pid(optarg);
 			break;
+		}
 		case 'h':
 			usage();
 		case 'V':

@@ -130,7 +130,8 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 {
 	struct inject_target t;
 	uint8_t token[16];
-	char hex[33], config[512], rec[PATH_MAX];
+	char hex[33], config[2048], rec[PATH_MAX];
+	const char *dir;
 	uint64_t ticks = 0;
 	sigset_t stop, old;
 	int64_t next_ms, until;
@@ -152,12 +153,16 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 	}
 	for (size_t i = 0; i < sizeof(token); i++)
 		snprintf(hex + 2 * i, 3, "%02x", token[i]);
-	snprintf(config, sizeof(config), "token=%s\n%s%s%s%s%s%s%s%s%s", hex,
-		 o->rate ? "rate=" : "", o->rate ? o->rate : "",
+	dir = getenv("PALLOC_RECORD_DIR");
+	if (dir && (!*dir || strchr(dir, '\n') || strlen(dir) > 1024))
+		dir = NULL;
+	snprintf(config, sizeof(config), "token=%s\n%s%s%s%s%s%s%s%s%s%s%s%s",
+		 hex, o->rate ? "rate=" : "", o->rate ? o->rate : "",
 		 o->rate ? "\n" : "", o->unwind ? "unwind=" : "",
 		 o->unwind ? o->unwind : "", o->unwind ? "\n" : "",
 		 o->max_depth ? "max_depth=" : "",
-		 o->max_depth ? o->max_depth : "", o->max_depth ? "\n" : "");
+		 o->max_depth ? o->max_depth : "", o->max_depth ? "\n" : "",
+		 dir ? "dir=" : "", dir ? dir : "", dir ? "\n" : "");
 	/* SIGINT, SIGTERM, SIGHUP: waited for, never interrupting a call */
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT);

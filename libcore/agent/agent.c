@@ -976,7 +976,10 @@ static void exit_dump(void)
 		    exit_unseen.anon_peak_bytes, exit_unseen.heap_bytes,
 		    exit_unseen.unseen_bytes);
 	if (agent_attached) {
-		/* palloc-run -p makes the profile from the record */
+		/* palloc-run -p makes the profile from the record, and
+		 * removes it; detached, nobody reads it */
+		if (!attach_hooked())
+			record_remove();
 		agent_guard_leave();
 		return;
 	}

@@ -380,6 +380,11 @@ static unsigned patch_all(void)
 	return done;
 }
 
+bool attach_hooked(void)
+{
+	return __atomic_load_n(&hooks_on, __ATOMIC_ACQUIRE);
+}
+
 void attach_safe_point(void)
 {
 	uint64_t now;

@@ -38,6 +38,9 @@ void agent_start_attached(void);
 /* Set while the agent runs attached (hooks set or not). */
 extern bool agent_attached;
 
+/* Are the hooks set (palloc-run attached, not detached)? */
+bool attach_hooked(void);
+
 /* From a slow path of an attached agent (guard held): hook the objects
  * loaded since the last look, at most every 100 ms. */
 void attach_safe_point(void);
