@@ -1108,6 +1108,7 @@ static int attach_main(const char *pid_arg, int argc, const char *output,
 	struct collect *col;
 	char *agent;
 	uint64_t ns = 0;
+	sigset_t old;
 	int status;
 
 	if (optind < argc)
@@ -1140,6 +1141,10 @@ static int attach_main(const char *pid_arg, int argc, const char *output,
 		return PALLOC_EXIT_RUN_FAILED;
 	}
 	check_output_dir(abs_pattern, output);
+	/* Blocked before the collector's thread starts: a signal that a
+	 * thread not blocking it took would be lost (ignored, as in the
+	 * background job of a script) or kill palloc-run mid-call. */
+	block_forwarded(&old);
 	col = collect_start(abs_pattern, env, sizeof(env));
 	if (!col) {
 		msg_error_last("cannot attach to process '%d'", (int)o.pid);
@@ -1148,6 +1153,7 @@ static int attach_main(const char *pid_arg, int argc, const char *output,
 	}
 	status = run_attach(&o, col);
 	collect_stop(col);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (report(col, cwd, raw, quiet, o.pid) == 0 && status == 0 &&
 	    strcmp(abs_pattern, "/dev/null") != 0)
 		msg_warn("no profile of process '%d' was written", (int)o.pid);

@@ -156,8 +156,9 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 	dir = getenv("PALLOC_RECORD_DIR");
 	if (dir && (!*dir || strchr(dir, '\n') || strlen(dir) > 1024))
 		dir = NULL;
-	snprintf(config, sizeof(config), "token=%s\n%s%s%s%s%s%s%s%s%s%s%s%s",
-		 hex, o->rate ? "rate=" : "", o->rate ? o->rate : "",
+	snprintf(config, sizeof(config),
+		 "token=%s\ntracer=%d\n%s%s%s%s%s%s%s%s%s%s%s%s", hex,
+		 (int)getpid(), o->rate ? "rate=" : "", o->rate ? o->rate : "",
 		 o->rate ? "\n" : "", o->unwind ? "unwind=" : "",
 		 o->unwind ? o->unwind : "", o->unwind ? "\n" : "",
 		 o->max_depth ? "max_depth=" : "",

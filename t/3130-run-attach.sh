@@ -15,7 +15,7 @@ need palloc-run palloc-dump attach-target
 need_ptrace
 [ "$(uname -m)" = x86_64 ] || skip_all "attaching is implemented on x86-64 only"
 
-plan 28
+plan 30
 
 # start_target [ARG]: attach-target reading from the fifo "in" (fd 3 here),
 # its stdout in out.txt; $tp its pid.
@@ -117,6 +117,25 @@ done
 check "5 cycles on a threaded program: all attached and detached" \
 	test "$fails" -eq 0
 check "its threads are the same" test "$(threads "$tp")" = "$thr0"
+
+# ---- palloc-run killed while attached: the agent unhooks itself ----
+# (the threads allocate all along: the agent sees palloc-run gone at
+# its next sampled allocation, and its counters stop)
+count() { palloc-dump --stats "$tp" 2>/dev/null | awk '$1 == "alloc_count" { print $2 }'; }
+still() {
+	_a=$(count)
+	sleep 0.3
+	[ -n "$_a" ] && [ "$_a" = "$(count)" ]
+}
+attach run5.err -o /dev/null
+a1=$(count)
+sleep 0.3
+check "attached: the threads' allocations are counted" \
+	test "$(count)" -gt "${a1:-0}"
+kill -KILL "$rp"
+wait "$rp" 2>/dev/null
+check "palloc-run killed while attached: the agent unhooks itself" \
+	retry 50 0.2 still
 
 # ---- palloc-run killed by SIGKILL at random moments of the attach ----
 bad=0

@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
+#include <signal.h>
 #include <stddef.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -82,6 +83,8 @@ static uintptr_t self_base;
 static bool hooks_on;
 static unsigned long long seen_adds;
 static uint64_t next_check_ns;
+/* palloc-run's pid: gone (killed), the agent unhooks itself */
+static pid_t tracer;
 static struct agent_lock attach_lock = AGENT_LOCK_INIT;
 
 bool attach_dlopened(void)
@@ -380,6 +383,19 @@ static unsigned patch_all(void)
 	return done;
 }
 
+/* Write every entry back; how many. Under attach_lock. */
+static unsigned unhook(void)
+{
+	unsigned done = 0;
+
+	if (!hooks_on)
+		return 0;
+	__atomic_store_n(&hooks_on, false, __ATOMIC_RELEASE);
+	dl_iterate_phdr(unpatch_visit, &done);
+	n_slots = 0;
+	return done;
+}
+
 bool attach_hooked(void)
 {
 	return __atomic_load_n(&hooks_on, __ATOMIC_ACQUIRE);
@@ -397,7 +413,9 @@ void attach_safe_point(void)
 	__atomic_store_n(&next_check_ns, now + 100000000u, __ATOMIC_RELAXED);
 	if (!agent_trylock(&attach_lock))
 		return;
-	if (hooks_on)
+	if (hooks_on && tracer > 0 && kill(tracer, 0) < 0 && errno == ESRCH)
+		unhook(); /* palloc-run was killed: nobody will detach */
+	else if (hooks_on)
 		patch_all();
 	agent_unlock(&attach_lock);
 }
@@ -411,7 +429,10 @@ static void apply(const char *key, size_t klen, const char *val,
 
 	if (klen == 5 && memcmp(key, "token", 5) == 0)
 		record_set_place(NULL, val);
-	else if (token_only)
+	else if (klen == 6 && memcmp(key, "tracer", 6) == 0) {
+		if (num_parse_u64(val, false, &u) == 0 && u && u < INT32_MAX)
+			__atomic_store_n(&tracer, (pid_t)u, __ATOMIC_RELAXED);
+	} else if (token_only)
 		return;
 	else if (klen == 4 && memcmp(key, "rate", 4) == 0) {
 		if (num_parse_u64(val, true, &u) == 0)
@@ -502,11 +523,7 @@ PALLOC_EXPORT int palloc_detach(void)
 
 	agent_guard_enter();
 	agent_lock(&attach_lock);
-	if (hooks_on) {
-		__atomic_store_n(&hooks_on, false, __ATOMIC_RELEASE);
-		dl_iterate_phdr(unpatch_visit, &done);
-		n_slots = 0;
-	}
+	done = unhook();
 	agent_unlock(&attach_lock);
 	agent_guard_leave();
 	errno = saved;
