@@ -339,12 +339,54 @@ static bool is_go(const char *file)
 	return go;
 }
 
+/* Does the ELF file define malloc in its dynamic symbols (an allocator:
+ * jemalloc, tcmalloc, mimalloc, or one linked into the program)? */
+static bool defines_malloc(const char *file)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
+		    !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (name && strcmp(name, "malloc") == 0) {
+				found = true;
+				break;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
+}
+
 /* ---- the checks ---- */
 
 int inject_check(pid_t pid, const char *agent, struct inject_target *t)
 {
 	char path[PATH_MAX + 64], val[256], line[PATH_MAX + 256];
-	char libc[PATH_MAX] = "";
+	char libc[PATH_MAX] = "", last[PATH_MAX] = "", exe[PATH_MAX] = "";
+	ssize_t n;
 	uintptr_t libc_base = 0, text_end = 0, page_end = 0;
 	struct stat a, b;
 	bool code_ok = false;
@@ -409,6 +451,9 @@ int inject_check(pid_t pid, const char *agent, struct inject_target *t)
 		/* allowed only if the process named us (PR_SET_PTRACER): the
 		 * seize tells; it is refused before anything is changed */
 	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -418,6 +463,7 @@ int inject_check(pid_t pid, const char *agent, struct inject_target *t)
 		char perms[8];
 		int pos = 0;
 		const char *file, *bn;
+		bool unsafe = false;
 
 		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perms,
 			   &off, &pos) < 4 ||
@@ -432,10 +478,28 @@ int inject_check(pid_t pid, const char *agent, struct inject_target *t)
 			snprintf(libc, sizeof(libc), "%s", file);
 			libc_base = lo;
 		}
-		if (perms[2] == 'x' &&
-		    (strncmp(bn, "ld-linux", 8) == 0 ||
-		     strncmp(bn, "libpalloc.so", 12) == 0) &&
-		    t->n_unsafe < ARRAY_SIZE(t->unsafe))
+		if (perms[2] != 'x' || strncmp(bn, "libc.so.6", 9) == 0)
+			continue;
+		if (strncmp(bn, "ld-linux", 8) == 0 ||
+		    strncmp(bn, "libpalloc.so", 12) == 0) {
+			unsafe = true;
+		} else if (strcmp(file, last) != 0) {
+			/* another allocator's code (its internal functions,
+			 * tail calls: all of it), or a program that has its
+			 * own malloc */
+			snprintf(last, sizeof(last), "%s", file);
+			snprintf(path, sizeof(path), "/proc/%d/root%s",
+				 (int)pid, file);
+			unsafe = defines_malloc(path);
+			if (unsafe && strcmp(file, exe) == 0) {
+				fclose(f);
+				return msg_set("it has its own malloc (an "
+					       "allocator linked into the "
+					       "program): its allocations "
+					       "would not be seen");
+			}
+		}
+		if (unsafe && t->n_unsafe < ARRAY_SIZE(t->unsafe))
 			t->unsafe[t->n_unsafe++] =
 				(struct inject_range){lo, hi};
 	}
