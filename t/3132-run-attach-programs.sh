@@ -15,6 +15,11 @@ plan 11
 
 threads() { awk '/^Threads:/ { print $2 }' "/proc/$1/status"; }
 
+attached_or_gone() {
+	grep -q "^palloc-run: attached to process $_p;" "$_e" ||
+		! kill -0 "$_rp" 2>/dev/null
+}
+
 # attach_for PID SECONDS ERR ARGS...: palloc-run -p PID ARGS, attached for
 # about SECONDS, then SIGTERM; its status in $rc.
 attach_for() {
@@ -22,7 +27,8 @@ attach_for() {
 	shift 3
 	palloc-run -p "$_p" "$@" 2>"$_e" &
 	_rp=$!
-	retry 300 0.1 grep -q "^palloc-run: attached to process $_p;" "$_e" ||
+	retry 300 0.1 attached_or_gone
+	grep -q "^palloc-run: attached to process $_p;" "$_e" ||
 		diag "not attached: $(cat "$_e")"
 	sleep "$_s"
 	kill -TERM "$_rp"
@@ -52,7 +58,7 @@ while True:
 		sh -c "palloc-dump -t 0 py.pb.gz 2>/dev/null | grep -Eq 'Py[A-Za-z_]+'"
 	n=$(wc -l <py.out)
 	check "python3: runs on after the detach" retry 100 0.1 \
-		test "$(wc -l <py.out)" -gt "$n"
+		sh -c "test \$(wc -l <py.out) -gt $n"
 	kill -TERM "$pp"
 	wait "$pp"
 	check "python3: ends by SIGTERM as usual, nothing on stderr" \
@@ -82,12 +88,17 @@ if command -v redis-server >/dev/null 2>&1 &&
 	bp=$!
 	bad=0
 	for i in $(seq 50); do
-		attach_for "$rp" 0.1 run.redis.err -o 'redis.%n.pb.gz'
+		attach_for "$rp" 0.1 run.redis.err -r 4096 -o 'redis.%n.pb.gz'
 		if [ "$rc" -ne 0 ]; then
 			bad=$((bad + 1))
 			sed 's/^/# /' run.redis.err
 		fi
 		kill -0 "$bp" 2>/dev/null || diag "the benchmark ended at cycle $i"
+		kill -0 "$rp" 2>/dev/null || {
+			diag "redis-server ended at cycle $i"
+			bad=$((bad + 1))
+			break
+		}
 	done
 	check "redis: 50 attach and detach cycles, all status 0" \
 		test "$bad" -eq 0

@@ -38,7 +38,10 @@
  * below the frame. */
 #define SCAN_BYTES (256 * 1024)
 #define CALL_STACK (256 * 1024)
-#define BELOW_SP (128 + 32768) /* the red zone, and room for the program */
+#define BELOW_SP (128 + 16384) /* the red zone, and room for the program */
+/* The frame, the XSAVE area and the strings: written through
+ * /proc/PID/mem, which does not grow a stack, so inside its mapping. */
+#define FRAME_ROOM (BELOW_SP + 16384 + 3 * PATH_MAX)
 
 #if defined(__x86_64__)
 
@@ -628,6 +631,8 @@ static int moment_safe(const struct inject_target *t, pid_t tid,
 		return 0;
 	if (!grows && r->rsp - lo < BELOW_SP + CALL_STACK + 65536)
 		return 0;
+	if (grows && r->rsp - lo < FRAME_ROOM)
+		return 0; /* not yet: the stack has not grown that far */
 	end = r->rsp + SCAN_BYTES < hi ? r->rsp + SCAN_BYTES : hi;
 	buf = malloc(SCAN_BYTES);
 	if (!buf)
