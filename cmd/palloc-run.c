@@ -1145,6 +1145,10 @@ static int attach_main(const char *pid_arg, int argc, const char *output,
 	 * thread not blocking it took would be lost (ignored, as in the
 	 * background job of a script) or kill palloc-run mid-call. */
 	block_forwarded(&old);
+	/* Taken by sigtimedwait: not ignored (a script's background job
+	 * inherits SIGINT ignored), so that none is dropped. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	col = collect_start(abs_pattern, env, sizeof(env));
 	if (!col) {
 		msg_error_last("cannot attach to process '%d'", (int)o.pid);

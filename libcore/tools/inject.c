@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <libunwind-ptrace.h>
 #include <limits.h>
 #include <signal.h>
 #include <stddef.h>
@@ -608,9 +609,53 @@ static ssize_t read_mem(pid_t pid, uintptr_t addr, void *buf, size_t len)
 }
 
 /*
- * May the thread stopped with regs make the calls now: its pc and the
- * words of its stack outside the code that holds the locks, no restart of
- * restart_syscall pending, and room on its stack? 1 yes, 0 not now.
+ * The frames of the stopped thread tid, unwound from the objects' unwind
+ * tables (libunwind-ptrace): 1 when the walk reached the outermost frame
+ * and none is in unsafe code, 0 when one is, -1 when the walk did not
+ * finish (code without unwind tables: JIT; the caller then scans the
+ * whole stack instead).
+ */
+static int frames_safe(const struct inject_target *t, pid_t tid)
+{
+	unw_addr_space_t as = unw_create_addr_space(&_UPT_accessors, 0);
+	unw_cursor_t c;
+	void *ui;
+	int rc = -1, step = -1, n = 0;
+
+	if (!as)
+		return -1;
+	ui = _UPT_create(tid);
+	if (ui && unw_init_remote(&c, as, ui) == 0) {
+		do {
+			unw_word_t ip;
+
+			if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0) {
+				step = -1;
+				break;
+			}
+			/* a return address: its call is the byte before */
+			if (unsafe_addr(t, ip) ||
+			    (n > 0 && unsafe_addr(t, ip - 1))) {
+				rc = 0;
+				break;
+			}
+			n++;
+			step = unw_step(&c);
+		} while (step > 0 && n < 1024);
+		if (rc != 0 && step == 0 && n >= 2)
+			rc = 1;
+	}
+	if (ui)
+		_UPT_destroy(ui);
+	unw_destroy_addr_space(as);
+	return rc;
+}
+
+/*
+ * May the thread stopped with regs make the calls now: its pc and its
+ * callers outside the code that holds the locks (its frames unwound; when
+ * that fails, every word of its stack), no restart of restart_syscall
+ * pending, and room on its stack? 1 yes, 0 not now.
  */
 static int moment_safe(const struct inject_target *t, pid_t tid,
 		       const struct user_regs_struct *r)
@@ -621,7 +666,6 @@ static int moment_safe(const struct inject_target *t, pid_t tid,
 	ssize_t n;
 	int ok = 1;
 
-	(void)tid;
 	if (unsafe_addr(t, r->rip))
 		return 0;
 	if ((long)r->rax == -ERESTART_RESTARTBLOCK &&
@@ -633,6 +677,12 @@ static int moment_safe(const struct inject_target *t, pid_t tid,
 		return 0;
 	if (grows && r->rsp - lo < FRAME_ROOM)
 		return 0; /* not yet: the stack has not grown that far */
+	switch (frames_safe(t, tid)) {
+	case 0:
+		return 0;
+	case 1:
+		return 1;
+	}
 	end = r->rsp + SCAN_BYTES < hi ? r->rsp + SCAN_BYTES : hi;
 	buf = malloc(SCAN_BYTES);
 	if (!buf)
