@@ -10,6 +10,7 @@
 #include "pprof.h"
 #include "pprof_comments.h"
 #include "report.h"
+#include "run-attach.h"
 #include "run-oom.h"
 #include "runrec.h"
 #include "serve.h"
@@ -36,11 +37,14 @@ static PALLOC_NORETURN void usage(void)
 {
 	printf("Usage:\n"
 	       " palloc-run [options] [--] <program> [<argument>...]\n"
+	       " palloc-run [options] -p <pid>\n"
 	       "\n"
 	       "Run a program with the palloc agent preloaded, then symbolize the heap profiles\n"
-	       "it wrote (pprof format) and print one summary line for each.\n"
+	       "it wrote (pprof format) and print one summary line for each. With -p, attach\n"
+	       "to a running process instead, until ^C, SIGTERM or its end.\n"
 	       "\n"
 	       "Options:\n"
+	       " -p, --pid <pid>            attach to this running process (no debugger)\n"
 	       " -o, --output <pattern>     profile path; %%p pid, %%e executable, %%n sequence,\n"
 	       "                              %%t unix time (default %s)\n"
 	       " -r, --sample-rate <bytes>  mean bytes between samples; 1 records every\n"
@@ -991,6 +995,84 @@ static struct runrec *start_records(struct collect *col, const char *interval,
 	return rr;
 }
 
+/*
+ * -p PID: attach (run-attach.h), then symbolize and summarize the
+ * profiles as for a program run. bad: the options that do not apply,
+ * when one was given.
+ */
+static int attach_main(const char *pid_arg, int argc, const char *output,
+		       const char *rate, const char *unwind, const char *depth,
+		       const char *interval, bool raw, bool quiet,
+		       const char *bad)
+{
+	struct run_attach_opts o = {
+		.pid = (pid_t)strtol(pid_arg, NULL, 10),
+		.rate = rate,
+		.unwind = unwind,
+		.max_depth = depth,
+		.quiet = quiet,
+	};
+	char cwd[PATH_MAX], abs_pattern[PATH_MAX];
+	const char *why = "too long";
+	struct collect *col;
+	char *agent;
+	uint64_t ns = 0;
+	sigset_t old;
+	int status;
+
+	if (optind < argc)
+		msg_usage(PALLOC_EXIT_RUN_FAILED,
+			  "-p/--pid and a program to run cannot be given "
+			  "together");
+	if (bad)
+		msg_usage(PALLOC_EXIT_RUN_FAILED,
+			  "%s cannot be used with -p/--pid", bad);
+	if (interval && num_parse_seconds(interval, &ns) == 0)
+		o.interval_ns = ns;
+	agent = find_agent();
+	if (!agent)
+		return PALLOC_EXIT_RUN_FAILED;
+	o.agent = agent;
+	if (!getcwd(cwd, sizeof(cwd))) {
+		msg_error("cannot get the working directory: %s",
+			  strerror(errno));
+		return PALLOC_EXIT_RUN_FAILED;
+	}
+	if (!output)
+		output = getenv("PALLOC_OUTPUT");
+	if (!output || !*output)
+		output = PATTERN_DEFAULT;
+	if (pattern_absolute(abs_pattern, sizeof(abs_pattern), output, cwd) ==
+	    0)
+		why = pattern_invalid(abs_pattern);
+	if (why) {
+		msg_error("invalid output pattern '%s': %s", output, why);
+		return PALLOC_EXIT_RUN_FAILED;
+	}
+	check_output_dir(abs_pattern, output);
+	/* Blocked before the remote call: taken by sigtimedwait only, never
+	 * delivered mid-call. */
+	block_forwarded(&old);
+	/* Taken by sigtimedwait: not ignored (a script's background job
+	 * inherits SIGINT ignored), so that none is dropped. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	col = collect_start(abs_pattern);
+	if (!col) {
+		msg_error_last("cannot attach to process '%d'", (int)o.pid);
+		free(agent);
+		return PALLOC_EXIT_RUN_FAILED;
+	}
+	status = run_attach(&o, col);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (report(col, cwd, raw, quiet) == 0 && status == 0 &&
+	    strcmp(abs_pattern, "/dev/null") != 0)
+		msg_warn("no profile of process '%d' was written", (int)o.pid);
+	collect_free(col);
+	free(agent);
+	return status;
+}
+
 enum {
 	OPT_UNWIND = CHAR_MAX + 1,
 	OPT_MAX_DEPTH,
@@ -1021,12 +1103,14 @@ int main(int argc, char **argv)
 		{"http", required_argument, NULL, OPT_HTTP},
 		{"allow-users", required_argument, NULL, OPT_ALLOW_USERS},
 		{"quiet", no_argument, NULL, 'q'},
+		{"pid", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *output = NULL, *interval = NULL, *unwind = NULL;
 	const char *http = NULL, *allow = NULL, *dump_at = NULL;
+	const char *pid_arg = NULL, *rate_arg = NULL, *depth_arg = NULL;
 	struct run_oom oom;
 	struct timespec killed;
 	struct serve_access access;
@@ -1045,7 +1129,7 @@ int main(int argc, char **argv)
 	msg_init(argv[0]);
 	opterr = 0;
 	/* "+": options end at the program name, as with env(1). */
-	while ((c = getopt_long(argc, argv, "+:o:r:i:qhV", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "+:o:r:i:p:qhV", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'o':
@@ -1062,6 +1146,7 @@ int main(int argc, char **argv)
 					  "invalid sample rate '%s': %s",
 					  optarg, msg_last());
 			have_rate = true;
+			rate_arg = optarg;
 			break;
 		case 'i':
 			if (num_parse_seconds(optarg, &ns) < 0)
@@ -1095,6 +1180,7 @@ int main(int argc, char **argv)
 					"invalid maximum depth '%s': use 1 to %d",
 					optarg, UNWIND_MAX_FRAMES);
 			have_depth = true;
+			depth_arg = optarg;
 			break;
 		case OPT_NO_FOLLOW:
 			no_follow = true;
@@ -1135,6 +1221,15 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'p': {
+			pid_t p;
+
+			if (cli_parse_pid(optarg, &p) < 0)
+				msg_usage(PALLOC_EXIT_RUN_FAILED,
+					  "invalid PID '%s'", optarg);
+			pid_arg = optarg;
+			break;
+		}
 		case 'h':
 			usage();
 		case 'V':
@@ -1151,6 +1246,13 @@ int main(int argc, char **argv)
 	if (http && serve_check_addr(http, &access) < 0)
 		msg_usage(PALLOC_EXIT_RUN_FAILED, "cannot serve on '%s': %s",
 			  http, msg_last());
+	if (pid_arg)
+		return attach_main(pid_arg, argc, output, rate_arg, unwind,
+				   depth_arg, interval, raw, quiet,
+				   no_follow || peak || exact || dump_at || http
+					   ? "--no-follow, --peak, --exact, "
+					     "--dump-at and --http"
+					   : NULL);
 	if (optind >= argc)
 		msg_usage(PALLOC_EXIT_RUN_FAILED, "no program to run");
 	err = resolve_program(argv[optind], path, sizeof(path));

@@ -84,11 +84,12 @@ while [ $i -le 40 ]; do
 	cp run/*.rec "prune/$$.$i.rec"
 	i=$((i + 1))
 done
-# live: a sleeping process's, oldest of all
+# live: a sleeping process's, oldest of all (its directory made first:
+# the agent makes its record at start)
+mkdir live
 PALLOC_RECORD_DIR=$here/live LD_PRELOAD=$PALLOC_AGENT \
 	PALLOC_OUTPUT=/dev/null alloc-exact sleep 3000 2>live.err &
 lpid=$!
-mkdir live
 retry 100 0.05 sh -c "ls live | grep -q '\\.rec\$'"
 cp live/*.rec "prune/$lpid.0.rec"
 # a file that is not a record's name stays too

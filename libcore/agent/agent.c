@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The agent's life cycle: configuration, profiles, dumps, fork and exit. */
 #include "agent_int.h"
+#include "agent/attach.h"
 #include "agent/unseen.h"
 #include "fmt.h"
 #include "msg.h"
@@ -689,6 +690,8 @@ void agent_safe_point(void)
 	uint64_t now;
 	bool pressure;
 
+	if (agent_attached)
+		attach_safe_point();
 	if (record_run_writes())
 		return; /* palloc-run makes them from the record */
 	pressure = agent_pressure_on();
@@ -757,6 +760,14 @@ static void exit_dump(void)
 	record_exit(exit_status, exit_unseen.anon_bytes,
 		    exit_unseen.anon_peak_bytes, exit_unseen.heap_bytes,
 		    exit_unseen.unseen_bytes);
+	if (agent_attached) {
+		/* palloc-run -p makes the profile from the record, and
+		 * removes it; detached, nobody reads it */
+		if (!attach_hooked())
+			record_remove();
+		agent_guard_leave();
+		return;
+	}
 	if (record_run_writes()) {
 		/* palloc-run makes the exit (and peak) profile from the
 		 * record marked exited, and prints what unseen found. */
@@ -855,16 +866,12 @@ static void warn_malloc_definer(void)
 	}
 }
 
-__attribute__((constructor(101))) static void agent_init(void)
+/* The start, preloaded (the constructor) or attached (palloc_attach(),
+ * agent_cfg set from its configuration, attach.h). Guard held. */
+static void agent_start(bool attached)
 {
 	uint64_t ac, fc, ab, re, ns;
 
-	agent_resolve_real();
-	if (agent_mode != AGENT_OFF)
-		return;
-	real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
-	agent_idle_init();
-	agent_guard_enter();
 	ag.start_ns = agent_now_ns();
 	ag.start_realtime_ns = realtime_ns();
 	ag.pid = getpid();
@@ -872,14 +879,21 @@ __attribute__((constructor(101))) static void agent_init(void)
 		fmt_warn("setuid or otherwise secure program (AT_SECURE): not "
 			 "profiling it");
 		agent_mode = AGENT_DISABLED;
-		agent_guard_leave();
 		return;
 	}
-	read_config();
-	agent_pressure_init();
+	if (attached) {
+		/* No environment to read, no pressure dumps, no output: the
+		 * record is all palloc-run reads. */
+		set_output(PATTERN_DEFAULT);
+	} else {
+		read_config();
+		agent_pressure_init();
+	}
 	unseen_init();
-	agent_output_init();
-	warn_malloc_definer();
+	if (!attached) {
+		agent_output_init();
+		warn_malloc_definer();
+	}
 	arena_fill_allocator(&agent_arena, &agent_alloc_hooks);
 	/* agent_tab is static, so zero but for the marks of the bootstrap
 	 * blocks (set at resolution): stacktab_init() would clear them, and
@@ -916,5 +930,29 @@ __attribute__((constructor(101))) static void agent_init(void)
 	agent_thread_setup(&agent_tls);
 	ag.next_interval_ns = ag.start_ns + agent_cfg.interval_ns;
 	ag.next_peak_ns = ag.start_ns;
+}
+
+void agent_start_attached(void)
+{
+	real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+	agent_start(true);
+}
+
+__attribute__((constructor(101))) static void agent_init(void)
+{
+	agent_guard_enter();
+	/* dlopened by palloc-run -p: palloc_attach() starts it */
+	if (agent_mode == AGENT_OFF && attach_dlopened()) {
+		agent_guard_leave();
+		return;
+	}
+	agent_guard_leave();
+	agent_resolve_real();
+	if (agent_mode != AGENT_OFF)
+		return;
+	real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+	agent_idle_init();
+	agent_guard_enter();
+	agent_start(false);
 	agent_guard_leave();
 }

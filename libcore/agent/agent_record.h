@@ -55,6 +55,9 @@ extern struct agent_lock agent_rec_lock, agent_mod_lock;
  * digits; warns and ignores another value). */
 void record_read_env(void);
 
+/* The same from values (NULL: unchanged): palloc_attach()'s (attach.h). */
+void record_set_place(const char *dir, const char *token);
+
 /*
  * At agent init, after the configuration, the command line and the
  * unwinder: create and map the record (in private memory when no file

@@ -722,18 +722,24 @@ static uint64_t start_ticks(void)
 	return v;
 }
 
+void record_set_place(const char *dir, const char *token)
+{
+	if (dir) {
+		rec.dir_set = true;
+		if (strlen(dir) < sizeof(rec.dir))
+			memcpy(rec.dir, dir, strlen(dir) + 1);
+	}
+	if (token &&
+	    num_parse_hex_bytes(token, rec.token, sizeof(rec.token)) < 0)
+		fmt_warn("PALLOC_RUN_TOKEN=%s: %s; ignored", token, msg_last());
+	else if (token) /* a second attach: its palloc-run's */
+		memcpy(agent_hdr->token, rec.token, sizeof(rec.token));
+}
+
 void record_read_env(void)
 {
-	const char *v = getenv("PALLOC_RECORD_DIR");
-
-	if (v) {
-		rec.dir_set = true;
-		if (strlen(v) < sizeof(rec.dir))
-			memcpy(rec.dir, v, strlen(v) + 1);
-	}
-	v = getenv("PALLOC_RUN_TOKEN");
-	if (v && num_parse_hex_bytes(v, rec.token, sizeof(rec.token)) < 0)
-		fmt_warn("PALLOC_RUN_TOKEN=%s: %s; ignored", v, msg_last());
+	record_set_place(getenv("PALLOC_RECORD_DIR"),
+			 getenv("PALLOC_RUN_TOKEN"));
 }
 
 /* Copy s into dst[cap], cut, NUL-terminated. */

@@ -854,6 +854,10 @@ static int add_comments(struct build *b)
 	if (parent)
 		COMMENT("forked from pid %d: this profile starts at the fork",
 			(int)parent);
+	if (flags & RECORD_F_ATTACHED)
+		COMMENT("attached to a running process (palloc-run -p): blocks "
+			"allocated before the attach are unknown, their frees "
+			"ignored; calls that bypass the GOT are not seen");
 	if (rate == 0)
 		COMMENT("sample rate: 0 (stack sampling off, counters only)");
 	else if (rate == 1)

@@ -161,6 +161,8 @@ enum record_flag {
 	RECORD_F_EXACT = 2,	 /* PALLOC_EXACT: exact_* kept */
 	RECORD_F_PER_THREAD = 4, /* weights per thread, pt_* totals */
 	RECORD_F_FORKED = 8,	 /* a fork child: parent_pid set */
+	RECORD_F_ATTACHED = 16,	 /* palloc-run -p: started in a running
+				  * process; its earlier blocks unknown */
 };
 
 /* The allocator's figures (allocstats.h), -1 where it cannot say. */

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/* palloc-run -p: profile a running process, then leave it as it was. */
+#include "common.h"
+#include "run-attach.h"
+#include "exitcode.h"
+#include "inject.h"
+#include "msg_cli.h"
+#include "pattern.h"
+#include "pprof.h"
+#include "record_profile.h"
+#include "record_read.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How long a safe moment and the calls may take. */
+#define INJECT_TIMEOUT_MS 20000
+/* How long the agent may take to make its record after palloc_attach(). */
+#define RECORD_WAIT_MS 5000
+
+static int64_t now_unix_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The process is still the one attached to (same start time)? */
+static bool still_there(pid_t pid, uint64_t ticks)
+{
+	uint64_t t;
+
+	return kill(pid, 0) == 0 && record_start_ticks(pid, &t) == 0 &&
+	       t == ticks;
+}
+
+/*
+ * The record at path made a profile (seq: NULL the next number) and
+ * written through col; live: the process runs (its maps name JIT code).
+ * 0, 1 discarded, or -1 with msg_set().
+ */
+static int write_profile(struct collect *col, const char *path, pid_t pid,
+			 const char *seq, bool live)
+{
+	struct record_profile_opts o = {0};
+	struct record_maps maps = {0};
+	struct record_image im;
+	struct record_view v;
+	struct record_stats st;
+	struct pprof_profile *p;
+	char program[64];
+	int fd, rc;
+
+	fd = record_open(path);
+	if (fd < 0)
+		return -1;
+	rc = record_copy(fd, &im);
+	close(fd);
+	if (rc < 0)
+		return -1;
+	rc = -1;
+	if (record_check(im.buf, im.len, NULL, &v) < 0)
+		goto out_image;
+	record_stats(&v, &st);
+	o.time_nanos = live		  ? now_unix_ns()
+		       : v.h->end_unix_ns ? v.h->end_unix_ns
+					  : v.h->update_unix_ns;
+	if (v.h->start_unix_ns > 0 && o.time_nanos > v.h->start_unix_ns)
+		o.duration_nanos = o.time_nanos - v.h->start_unix_ns;
+	if (live && record_maps_read(pid, &maps) == 0) {
+		o.unmapped = record_maps_unmapped;
+		o.unmapped_ctx = &maps;
+	}
+	p = record_profile(&v, &o, NULL);
+	if (p) {
+		pattern_sanitize(program, sizeof(program), st.exe,
+				 strlen(st.exe));
+		rc = collect_add(col, pid, st.uid, program,
+				 st.title[0] ? st.title : st.cmdline, seq, p,
+				 NULL, 0);
+		pprof_free(p);
+	}
+	record_maps_free(&maps);
+	record_view_free(&v);
+out_image:
+	record_image_free(&im);
+	return rc;
+}
+
+/* The agent's record of pid carrying token: its path into path[cap].
+ * 0, or -1 with msg_set(). */
+static int find_record(pid_t pid, const uint8_t token[16], char *path,
+		       size_t cap)
+{
+	struct record_header h;
+	int fd = record_find_live(pid, path, cap);
+	bool ok;
+
+	if (fd < 0)
+		return -1;
+	ok = pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	     memcmp(h.magic, RECORD_MAGIC, sizeof(h.magic)) == 0 &&
+	     memcmp(h.token, token, 16) == 0;
+	close(fd);
+	if (!ok)
+		return msg_set("record '%s' is not this attach's", path);
+	return 0;
+}
+
+static void warn_line(const char *what)
+{
+	msg_error_last("warning: %s", what);
+}
+
+int run_attach(const struct run_attach_opts *o, struct collect *col)
+{
+	struct inject_target t;
+	uint8_t token[16];
+	char hex[33], config[2048], rec[PATH_MAX];
+	const char *dir;
+	uint64_t ticks = 0;
+	sigset_t stop, old;
+	int64_t next_ms, until;
+	int ret = 0, status = 0, got = 0;
+	bool gone = false;
+
+	if (inject_check(o->pid, o->agent, &t) < 0) {
+		msg_error_last("cannot attach to process '%d'", (int)o->pid);
+		return PALLOC_EXIT_RUN_FAILED;
+	}
+	if (record_start_ticks(o->pid, &ticks) < 0) {
+		msg_error_last("cannot attach to process '%d'", (int)o->pid);
+		return PALLOC_EXIT_RUN_FAILED;
+	}
+	if (getrandom(token, sizeof(token), 0) != (ssize_t)sizeof(token)) {
+		msg_error("cannot attach to process '%d': no random token: %s",
+			  (int)o->pid, strerror(errno));
+		return PALLOC_EXIT_RUN_FAILED;
+	}
+	for (size_t i = 0; i < sizeof(token); i++)
+		snprintf(hex + 2 * i, 3, "%02x", token[i]);
+	dir = getenv("PALLOC_RECORD_DIR");
+	if (dir && (!*dir || strchr(dir, '\n') || strlen(dir) > 1024))
+		dir = NULL;
+	snprintf(config, sizeof(config),
+		 "token=%s\ntracer=%d\n%s%s%s%s%s%s%s%s%s%s%s%s", hex,
+		 (int)getpid(), o->rate ? "rate=" : "", o->rate ? o->rate : "",
+		 o->rate ? "\n" : "", o->unwind ? "unwind=" : "",
+		 o->unwind ? o->unwind : "", o->unwind ? "\n" : "",
+		 o->max_depth ? "max_depth=" : "",
+		 o->max_depth ? o->max_depth : "", o->max_depth ? "\n" : "",
+		 dir ? "dir=" : "", dir ? dir : "", dir ? "\n" : "");
+	/* SIGINT, SIGTERM, SIGHUP: waited for, never interrupting a call */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stop, &old);
+	if (inject_call(&t, o->agent, RTLD_NOW, "palloc_attach", config,
+			INJECT_TIMEOUT_MS, &ret) < 0 ||
+	    ret != 0) {
+		if (ret == 1)
+			msg_set("it runs the palloc agent already (LD_PRELOAD): "
+				"use palloc-dump %d",
+				(int)o->pid);
+		else if (ret != 0)
+			msg_set("the agent could not start (its reason is on "
+				"the process's standard error)");
+		msg_error_last("cannot attach to process '%d'", (int)o->pid);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return PALLOC_EXIT_RUN_FAILED;
+	}
+	until = mono_ms() + RECORD_WAIT_MS;
+	while (find_record(o->pid, token, rec, sizeof(rec)) < 0) {
+		if (mono_ms() > until || !still_there(o->pid, ticks)) {
+			msg_error_last("warning: process '%d' is attached "
+				       "but shows no record",
+				       (int)o->pid);
+			rec[0] = '\0';
+			break;
+		}
+		usleep(10000);
+	}
+	if (!o->quiet)
+		fprintf(stderr,
+			"%s: attached to process %d; detach with ^C or "
+			"SIGTERM\n",
+			msg_prog(), (int)o->pid);
+	next_ms = o->interval_ns
+			  ? mono_ms() + (int64_t)(o->interval_ns / 1000000)
+			  : INT64_MAX;
+	for (;;) {
+		struct timespec tick = {0, 100000000};
+
+		got = sigtimedwait(&stop, NULL, &tick);
+		if (got > 0)
+			break;
+		if (!still_there(o->pid, ticks)) {
+			gone = true;
+			break;
+		}
+		if (rec[0] && mono_ms() >= next_ms) {
+			next_ms =
+				mono_ms() + (int64_t)(o->interval_ns / 1000000);
+			if (write_profile(col, rec, o->pid, NULL, true) < 0)
+				warn_line("no periodic profile");
+		}
+	}
+	if (!gone) {
+		int n = 0;
+
+		if (inject_call(&t, o->agent, RTLD_NOW | RTLD_NOLOAD,
+				"palloc_detach", "", INJECT_TIMEOUT_MS,
+				&n) < 0) {
+			msg_error_last("warning: cannot detach from process "
+				       "'%d' (the agent stays hooked)",
+				       (int)o->pid);
+			status = PALLOC_EXIT_RUN_FAILED;
+		}
+		gone = !still_there(o->pid, ticks);
+	}
+	if (rec[0]) {
+		if (write_profile(col, rec, o->pid, NULL, !gone) < 0)
+			msg_error_last("warning: no profile of process '%d'",
+				       (int)o->pid);
+		/* an ended process's record is palloc-run's to remove; a
+		 * live one stays mapped, for the next attach */
+		if (gone)
+			unlink(rec);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return status;
+}

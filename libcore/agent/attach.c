@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: MIT */
+/* The agent attached to a running process: GOT entries rewritten, restored. */
+#include "attach.h"
+#include "agent_record.h"
+#include "fmt.h"
+#include "hooks_int.h"
+#include "msg.h"
+#include "num.h"
+#include "phdr.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+bool agent_attached;
+
+/*
+ * The functions whose entries are rewritten: the name, and where the real
+ * one goes in agent_real (-1: not there: dlclose, whose forwarding
+ * extramaps.c finds itself).
+ */
+#define REAL(f) ((int)offsetof(struct agent_real, f))
+static const struct {
+	const char *name;
+	int real;
+} hooked[] = {
+	{"malloc", REAL(malloc)},
+	{"free", REAL(free)},
+	{"calloc", REAL(calloc)},
+	{"realloc", REAL(realloc)},
+	{"reallocarray", -1},
+	{"posix_memalign", REAL(posix_memalign)},
+	{"aligned_alloc", REAL(aligned_alloc)},
+	{"memalign", REAL(memalign)},
+	{"valloc", REAL(valloc)},
+	{"pvalloc", REAL(pvalloc)},
+	{"free_sized", REAL(free_sized)},
+	{"free_aligned_sized", REAL(free_aligned_sized)},
+	{"_Znwm", REAL(znwm)},
+	{"_Znam", REAL(znam)},
+	{"_ZnwmRKSt9nothrow_t", REAL(znwm_nt)},
+	{"_ZnamRKSt9nothrow_t", REAL(znam_nt)},
+	{"_ZnwmSt11align_val_t", REAL(znwm_al)},
+	{"_ZnamSt11align_val_t", REAL(znam_al)},
+	{"_ZnwmSt11align_val_tRKSt9nothrow_t", REAL(znwm_al_nt)},
+	{"_ZnamSt11align_val_tRKSt9nothrow_t", REAL(znam_al_nt)},
+	{"_ZdlPv", REAL(zdlpv)},
+	{"_ZdaPv", REAL(zdapv)},
+	{"_ZdlPvm", REAL(zdlpv_sz)},
+	{"_ZdaPvm", REAL(zdapv_sz)},
+	{"_ZdlPvRKSt9nothrow_t", REAL(zdlpv_nt)},
+	{"_ZdaPvRKSt9nothrow_t", REAL(zdapv_nt)},
+	{"_ZdlPvSt11align_val_t", REAL(zdlpv_al)},
+	{"_ZdaPvSt11align_val_t", REAL(zdapv_al)},
+	{"_ZdlPvmSt11align_val_t", REAL(zdlpv_sz_al)},
+	{"_ZdaPvmSt11align_val_t", REAL(zdapv_sz_al)},
+	{"_ZdlPvSt11align_val_tRKSt9nothrow_t", REAL(zdlpv_al_nt)},
+	{"_ZdaPvSt11align_val_tRKSt9nothrow_t", REAL(zdapv_al_nt)},
+	{"dlclose", -1},
+};
+#undef REAL
+#define N_HOOKED ARRAY_SIZE(hooked)
+
+/* Per function: the agent's hook, where the loader binds it (the first
+ * definition), the main executable's canonical PLT entry (or 0). */
+static uintptr_t hook_fn[N_HOOKED], real_fn[N_HOOKED], canon_fn[N_HOOKED];
+
+/* An entry rewritten: where, what it held, the object's load bias. */
+struct slot {
+	uintptr_t *addr;
+	uintptr_t orig;
+	uintptr_t base;
+};
+static struct slot *slots;
+static size_t n_slots, cap_slots;
+/* The agent's own load bias (its entries are never rewritten). */
+static uintptr_t self_base;
+static bool hooks_on;
+static unsigned long long seen_adds;
+static uint64_t next_check_ns;
+/* palloc-run's pid: gone (killed), the agent unhooks itself */
+static pid_t tracer;
+static struct agent_lock attach_lock = AGENT_LOCK_INIT;
+
+bool attach_dlopened(void)
+{
+	void *main_h = dlopen(NULL, RTLD_NOW | RTLD_NOLOAD);
+	void *f = main_h ? dlsym(main_h, "palloc_dump") : NULL;
+
+	/* Preloaded (or dlopened RTLD_GLOBAL), the program's global scope
+	 * finds the agent's own symbols; dlopened by palloc-run, not. */
+	if (main_h)
+		dlclose(main_h);
+	return !f;
+}
+
+/* ---- the table of an object ---- */
+
+struct object {
+	uintptr_t base, lo, hi;	      /* load bias, [lo, hi) its segments */
+	uintptr_t relro_lo, relro_hi; /* read-only after relocation */
+	const ElfW(Sym) *sym;
+	const char *str;
+	size_t strsz;
+	const ElfW(Rela) *jmprel, *rela;
+	size_t jmprelsz, relasz;
+};
+
+/* A d_ptr of the dynamic section: relocated by glibc where the section
+ * is writable, an offset where it is not. */
+static uintptr_t dyn_ptr(uintptr_t base, uintptr_t p)
+{
+	return p < base ? p + base : p;
+}
+
+static bool object_read(const struct dl_phdr_info *info, struct object *o)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	long page = sysconf(_SC_PAGESIZE);
+
+	memset(o, 0, sizeof(*o));
+	o->base = info->dlpi_addr;
+	o->lo = UINTPTR_MAX;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD) {
+			if (a < o->lo)
+				o->lo = a;
+			if (a + ph->p_memsz > o->hi)
+				o->hi = a + ph->p_memsz;
+		} else if (ph->p_type == PT_DYNAMIC) {
+			dyn = (const ElfW(Dyn) *)a;
+		} else if (ph->p_type == PT_GNU_RELRO) {
+			/* as the loader protects it: both ends rounded down */
+			o->relro_lo = a & ~(uintptr_t)(page - 1);
+			o->relro_hi =
+				(a + ph->p_memsz) & ~(uintptr_t)(page - 1);
+		}
+	}
+	if (!dyn || o->lo >= o->hi)
+		return false;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		uintptr_t p = dyn->d_un.d_ptr;
+
+		switch (dyn->d_tag) {
+		case DT_SYMTAB:
+			o->sym = (const ElfW(Sym) *)dyn_ptr(o->base, p);
+			break;
+		case DT_STRTAB:
+			o->str = (const char *)dyn_ptr(o->base, p);
+			break;
+		case DT_STRSZ:
+			o->strsz = dyn->d_un.d_val;
+			break;
+		case DT_JMPREL:
+			o->jmprel = (const ElfW(Rela) *)dyn_ptr(o->base, p);
+			break;
+		case DT_PLTRELSZ:
+			o->jmprelsz = dyn->d_un.d_val;
+			break;
+		case DT_PLTREL:
+			if (dyn->d_un.d_val != DT_RELA)
+				return false;
+			break;
+		case DT_RELA:
+			o->rela = (const ElfW(Rela) *)dyn_ptr(o->base, p);
+			break;
+		case DT_RELASZ:
+			o->relasz = dyn->d_un.d_val;
+			break;
+		}
+	}
+	return o->sym && o->str;
+}
+
+/* Write v into the entry at a, making a read-only (RELRO) page writable
+ * for the time of the write. 0 or -1. */
+static int slot_write(const struct object *o, uintptr_t *a, uintptr_t v)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t pg = (uintptr_t)a & ~(uintptr_t)(page - 1);
+	bool ro = (uintptr_t)a >= o->relro_lo && (uintptr_t)a < o->relro_hi;
+
+	if (ro && mprotect((void *)pg, (size_t)page, PROT_READ | PROT_WRITE))
+		return -1;
+	__atomic_store_n(a, v, __ATOMIC_RELEASE);
+	if (ro)
+		mprotect((void *)pg, (size_t)page, PROT_READ);
+	return 0;
+}
+
+/* Remember entry a (its original value orig), replacing an older record
+ * of the same address (an object unloaded, another loaded there). */
+static bool slot_add(uintptr_t *a, uintptr_t orig, uintptr_t base)
+{
+	for (size_t i = 0; i < n_slots; i++) {
+		if (slots[i].addr == a) {
+			slots[i].orig = orig;
+			slots[i].base = base;
+			return true;
+		}
+	}
+	if (n_slots == cap_slots) {
+		size_t cap = cap_slots ? 2 * cap_slots : 256;
+		struct slot *n = arena_alloc(&agent_arena, cap * sizeof(*n));
+
+		if (!n)
+			return false;
+		if (n_slots)
+			memcpy(n, slots, n_slots * sizeof(*n));
+		if (slots)
+			arena_free(&agent_arena, slots);
+		slots = n;
+		cap_slots = cap;
+	}
+	slots[n_slots++] = (struct slot){a, orig, base};
+	return true;
+}
+
+static int hooked_index(const char *name)
+{
+	for (size_t i = 0; i < N_HOOKED; i++)
+		if (strcmp(hooked[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The relocations rel[0..size) of o: rewrite those of hooked functions
+ * that lead where the loader binds them. */
+static unsigned patch_relocs(const struct object *o, const ElfW(Rela) *rel,
+			     size_t size, bool lazy)
+{
+	unsigned done = 0;
+
+	for (size_t i = 0; rel && i < size / sizeof(*rel); i++) {
+		unsigned type = ELF64_R_TYPE(rel[i].r_info);
+		const ElfW(Sym) *s = &o->sym[ELF64_R_SYM(rel[i].r_info)];
+		uintptr_t *a = (uintptr_t *)(o->base + rel[i].r_offset);
+		uintptr_t cur;
+		int h;
+
+		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			continue;
+		if (!ELF64_R_SYM(rel[i].r_info) || s->st_name >= o->strsz)
+			continue;
+		h = hooked_index(o->str + s->st_name);
+		if (h < 0 || !hook_fn[h])
+			continue;
+		if ((uintptr_t)a < o->lo || (uintptr_t)a + sizeof(*a) > o->hi)
+			continue;
+		cur = __atomic_load_n(a, __ATOMIC_ACQUIRE);
+		if (cur == hook_fn[h])
+			continue;
+		if (cur != real_fn[h] && (!canon_fn[h] || cur != canon_fn[h]) &&
+		    !(lazy && cur >= o->lo && cur < o->hi &&
+		      s->st_shndx == SHN_UNDEF))
+			continue;
+		if (!slot_add(a, cur, o->base))
+			break;
+		if (slot_write(o, a, hook_fn[h]) == 0)
+			done++;
+	}
+	return done;
+}
+
+/* Is this object one whose entries stay: the agent, the loader, the
+ * vdso? */
+static bool object_skipped(const struct dl_phdr_info *info)
+{
+	const char *n = info->dlpi_name ? info->dlpi_name : "";
+	const char *base = strrchr(n, '/');
+
+	base = base ? base + 1 : n;
+	return info->dlpi_addr == self_base ||
+	       strncmp(base, "ld-linux", 8) == 0 ||
+	       strncmp(base, "ld64.so", 7) == 0 ||
+	       strncmp(base, "linux-vdso", 10) == 0 ||
+	       strncmp(base, "linux-gate", 10) == 0;
+}
+
+static int patch_visit(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned *done = arg;
+	struct object o;
+
+	(void)size;
+	seen_adds = info->dlpi_adds;
+	if (object_skipped(info) || !object_read(info, &o))
+		return 0;
+	*done += patch_relocs(&o, o.jmprel, o.jmprelsz, true);
+	*done += patch_relocs(&o, o.rela, o.relasz, false);
+	return 0;
+}
+
+static int unpatch_visit(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned *done = arg;
+	struct object o;
+
+	(void)size;
+	if (object_skipped(info) || !object_read(info, &o))
+		return 0;
+	for (size_t i = 0; i < n_slots; i++) {
+		struct slot *s = &slots[i];
+		uintptr_t cur;
+
+		if (!s->addr || s->base != o.base ||
+		    (uintptr_t)s->addr < o.lo || (uintptr_t)s->addr >= o.hi)
+			continue;
+		cur = __atomic_load_n(s->addr, __ATOMIC_ACQUIRE);
+		for (size_t h = 0; h < N_HOOKED; h++) {
+			if (cur != hook_fn[h])
+				continue;
+			if (slot_write(&o, s->addr, s->orig) == 0)
+				(*done)++;
+			break;
+		}
+		s->addr = NULL;
+	}
+	return 0;
+}
+
+/* ---- what the hooks forward to, and the hooks ---- */
+
+/*
+ * The agent's hooks (its own exported definitions, looked up in its own
+ * object) and where the loader binds each name: the first definition in
+ * the search order (phdr.h), never the main executable's canonical PLT
+ * entry (dlsym(RTLD_NEXT) can return that, and it leads through the
+ * executable's entry, rewritten, back to the hook).
+ */
+static int resolve(void)
+{
+	Dl_info info;
+	void *self;
+
+	if (!dladdr((void *)&resolve, &info) || !info.dli_fname)
+		return msg_set("cannot find the agent's own object");
+	self_base = (uintptr_t)info.dli_fbase;
+	self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+	if (!self)
+		return msg_set("cannot open the agent's own object");
+	for (size_t i = 0; i < N_HOOKED; i++) {
+		struct phdr_definition def;
+		void *c;
+
+		hook_fn[i] = (uintptr_t)dlsym(self, hooked[i].name);
+		if (phdr_first_definition(hooked[i].name, &def) == 0 &&
+		    def.addr != hook_fn[i]) {
+			real_fn[i] = def.addr;
+			if (hooked[i].real >= 0)
+				*(uintptr_t *)((char *)&agent_real +
+					       hooked[i].real) = def.addr;
+		} else {
+			/* none (a C program's operator new): nothing leads
+			 * there, nothing is rewritten */
+			hook_fn[i] = 0;
+		}
+		c = dlsym(RTLD_DEFAULT, hooked[i].name);
+		if (c && (uintptr_t)c != real_fn[i] &&
+		    (uintptr_t)c != hook_fn[i])
+			canon_fn[i] = (uintptr_t)c;
+	}
+	dlclose(self);
+	if (!real_fn[0] || !real_fn[1] || !real_fn[2] || !real_fn[3])
+		return msg_set("no malloc, free, calloc or realloc to forward "
+			       "to");
+	return 0;
+}
+
+static unsigned patch_all(void)
+{
+	unsigned done = 0;
+
+	dl_iterate_phdr(patch_visit, &done);
+	return done;
+}
+
+/* Write every entry back; how many. Under attach_lock. */
+static unsigned unhook(void)
+{
+	unsigned done = 0;
+
+	if (!hooks_on)
+		return 0;
+	__atomic_store_n(&hooks_on, false, __ATOMIC_RELEASE);
+	dl_iterate_phdr(unpatch_visit, &done);
+	n_slots = 0;
+	return done;
+}
+
+bool attach_hooked(void)
+{
+	return __atomic_load_n(&hooks_on, __ATOMIC_ACQUIRE);
+}
+
+void attach_safe_point(void)
+{
+	uint64_t now;
+
+	if (!__atomic_load_n(&hooks_on, __ATOMIC_ACQUIRE))
+		return;
+	now = agent_now_ns();
+	if (now < __atomic_load_n(&next_check_ns, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&next_check_ns, now + 100000000u, __ATOMIC_RELAXED);
+	if (!agent_trylock(&attach_lock))
+		return;
+	if (hooks_on && tracer > 0 && kill(tracer, 0) < 0 && errno == ESRCH)
+		unhook(); /* palloc-run was killed: nobody will detach */
+	else if (hooks_on)
+		patch_all();
+	agent_unlock(&attach_lock);
+}
+
+/* ---- configuration ---- */
+
+static void apply(const char *key, size_t klen, const char *val,
+		  bool token_only)
+{
+	uint64_t u;
+
+	if (klen == 5 && memcmp(key, "token", 5) == 0)
+		record_set_place(NULL, val);
+	else if (klen == 6 && memcmp(key, "tracer", 6) == 0) {
+		if (num_parse_u64(val, false, &u) == 0 && u && u < INT32_MAX)
+			__atomic_store_n(&tracer, (pid_t)u, __ATOMIC_RELAXED);
+	} else if (token_only)
+		return;
+	else if (klen == 4 && memcmp(key, "rate", 4) == 0) {
+		if (num_parse_u64(val, true, &u) == 0)
+			agent_cfg.rate = u;
+	} else if (klen == 9 && memcmp(key, "max_depth", 9) == 0) {
+		if (num_parse_u64(val, false, &u) == 0 && u >= 1 &&
+		    u <= MAX_DEPTH_LIMIT)
+			agent_cfg.max_depth = (unsigned)u;
+	} else if (klen == 6 && memcmp(key, "unwind", 6) == 0) {
+		(void)unwind_parse_mode(val, &agent_cfg.unwind);
+	} else if (klen == 3 && memcmp(key, "dir", 3) == 0) {
+		record_set_place(val, NULL);
+	}
+}
+
+/* config: "key=value" lines (attach.h); a second attach takes only its
+ * token (the record keeps the first one's settings). */
+static void read_attach_config(const char *config, bool token_only)
+{
+	char line[PATH_MAX + 64];
+
+	while (config && *config) {
+		size_t n = strcspn(config, "\n");
+		const char *eq = memchr(config, '=', n);
+
+		if (eq && n < sizeof(line)) {
+			memcpy(line, eq + 1, n - (size_t)(eq + 1 - config));
+			line[n - (size_t)(eq + 1 - config)] = '\0';
+			apply(config, (size_t)(eq - config), line, token_only);
+		}
+		config += n;
+		if (*config)
+			config++;
+	}
+}
+
+PALLOC_EXPORT int palloc_attach(const char *config)
+{
+	int saved = errno, rc = 0;
+
+	agent_guard_enter();
+	agent_lock(&attach_lock);
+	if (!agent_attached) {
+		if (agent_mode != AGENT_OFF) {
+			/* preloaded already: it sees everything */
+			agent_unlock(&attach_lock);
+			agent_guard_leave();
+			errno = saved;
+			return 1;
+		}
+		agent_resolve_real();
+		if (resolve() < 0) {
+			fmt_warn("cannot attach: %s", msg_last());
+			rc = -1;
+			goto out;
+		}
+		agent_attached = true;
+		agent_cfg.follow_children = false;
+		agent_cfg.peak = false;
+		agent_cfg.exact = false;
+		agent_cfg.interval_ns = 0;
+		read_attach_config(config, false);
+		agent_start_attached();
+		if (agent_mode != AGENT_ON) {
+			rc = -1;
+			goto out;
+		}
+	} else
+		read_attach_config(config, true);
+	if (!hooks_on) {
+		__atomic_store_n(&agent_hdr->flags,
+				 agent_hdr->flags | RECORD_F_ATTACHED,
+				 __ATOMIC_RELEASE);
+		patch_all();
+		__atomic_store_n(&hooks_on, true, __ATOMIC_RELEASE);
+	}
+out:
+	agent_unlock(&attach_lock);
+	agent_guard_leave();
+	errno = saved;
+	return rc;
+}
+
+PALLOC_EXPORT int palloc_detach(void)
+{
+	int saved = errno;
+	unsigned done = 0;
+
+	agent_guard_enter();
+	agent_lock(&attach_lock);
+	done = unhook();
+	agent_unlock(&attach_lock);
+	agent_guard_leave();
+	errno = saved;
+	return (int)done;
+}
