@@ -22,9 +22,9 @@ rec_dir=$PALLOC_RECORD_DIR
 trap 'kill $pids 2>/dev/null; cd /; rm -rf "$T" "$rec_dir"' EXIT
 unset PALLOC_RECORD_DIR
 # The victim's processes (no agent in them).
-as_v sleep 120 &
+as_v sleep 120 >/dev/null 2>&1 &
 v1=$!
-as_v sleep 120 &
+as_v sleep 120 >/dev/null 2>&1 &
 v2=$!
 pids="$v1 $v2"
 esc=$(printf '\033')
