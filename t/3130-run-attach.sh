@@ -39,14 +39,21 @@ say() {
 attach() {
 	_err=$1
 	shift
+	# the last cycle's line must not count: the shell truncates the file
+	# only in the child, which may not have run yet
+	rm -f "$_err"
 	palloc-run -p "$tp" "$@" 2>"$_err" &
 	rp=$!
 	retry 300 0.1 grep -q "^palloc-run: attached to process $tp;" "$_err"
 }
 
 # detach: SIGINT to palloc-run, its status in $rc.
+# (a palloc-run that would not end is killed after 60 s: the test fails,
+# it does not hang)
+ended() { ! [ -e "/proc/$1/stat" ] || [ "$(cut -d' ' -f3 "/proc/$1/stat")" = Z ]; }
 detach() {
 	kill -INT "$rp"
+	retry 600 0.1 ended "$rp" || kill -KILL "$rp"
 	wait "$rp"
 	rc=$?
 }
