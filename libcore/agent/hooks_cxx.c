@@ -120,9 +120,10 @@ void _Unwind_Resume(struct _Unwind_Exception *ue)
 /* Forward a call of operator new: thrown through, the cleanup puts the
  * counts back. */
 #define QUIET_NEW(t)                                                           \
-	struct quiet quiet_g __attribute__((cleanup(quiet_new_leave))) = {     \
-		.left = (t)->left,                                             \
-		.allocs = (t)->alloc_count,                                    \
+	struct quiet quiet_g                                                   \
+		__attribute__((cleanup(quiet_new_leave), unused)) = {          \
+			.left = (t)->left,                                     \
+			.allocs = (t)->alloc_count,                            \
 	};                                                                     \
 	(t)->quiet++
 
