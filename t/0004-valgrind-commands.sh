@@ -144,7 +144,7 @@ if leaker=$(command -v leaker); then
 	pid=$!
 	server=
 	trap 'kill $pid $server 2>/dev/null; wait $pid $server 2>/dev/null
-		cd /; rm -rf "$T"' EXIT
+		cleanup_tmp' EXIT
 	retry 50 0.1 palloc-dump --stats --json $pid >/dev/null 2>&1
 	# The listings also see /tmp/palloc-UID: a short --timeout bounds
 	# the wait on stopped agents of other programs there.

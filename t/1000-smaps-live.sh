@@ -62,7 +62,7 @@ idle=$!
 sleep 30 &
 sleeper=$!
 # lib.sh's trap, plus the two background processes.
-trap 'kill $idle $sleeper ${py:-} 2>/dev/null; cd /; rm -rf "$T"' EXIT
+trap 'kill $idle $sleeper ${py:-} 2>/dev/null; cleanup_tmp' EXIT
 wait_ready idle.out
 check "static process: --json equals smaps_rollup field by field" \
 	compare $idle idle

@@ -37,7 +37,7 @@ mallinfo_of() {
 	palloc-mallinfo --json $pid >"$1.json"
 	check "$1: named" jqe ".allocator == \"$1\"" "$1.json"
 }
-trap 'stop; cd /; rm -rf "$T"' EXIT
+trap 'stop; cleanup_tmp' EXIT
 
 plan 18
 

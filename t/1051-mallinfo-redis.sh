@@ -16,7 +16,7 @@ palloc-run -q --exact -o "$T/redis.%p.pb.gz" -- redis-server --port "$port" \
 run=$!
 bench=
 trap 'kill $bench 2>/dev/null; redis-cli -p $port shutdown nosave \
-	>/dev/null 2>&1; wait $run 2>/dev/null; cd /; rm -rf "$T"' EXIT
+	>/dev/null 2>&1; wait $run 2>/dev/null; cleanup_tmp' EXIT
 i=0
 until redis-cli -p "$port" ping >/dev/null 2>&1 || [ $i -ge 100 ]; do
 	sleep 0.1

@@ -8,7 +8,7 @@
 . "$top_srcdir/t/lib-explain.sh"
 need_agent
 need jq explain-workload
-trap 'stop_workload; cd /; rm -rf "$T"' EXIT
+trap 'stop_workload; cleanup_tmp' EXIT
 
 plan 46
 # fragmentation: about 100 MB in use, 100 MB held free (4 tests)

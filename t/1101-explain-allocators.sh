@@ -8,7 +8,7 @@
 . "$top_srcdir/t/lib-explain.sh"
 need_agent
 need jq explain-workload
-trap 'stop_workload; cd /; rm -rf "$T"' EXIT
+trap 'stop_workload; cleanup_tmp' EXIT
 
 libdir=$(dirname "$(ldconfig -p 2>/dev/null |
 	sed -n 's/.*libc\.so\.6 (libc6,x86-64) => //p' | head -1)")

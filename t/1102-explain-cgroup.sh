@@ -10,7 +10,7 @@ need jq
 F=$top_srcdir/t/fixtures
 M=1048576
 cg=
-trap 'stop_workload; [ -n "$cg" ] && rmdir "$cg" 2>/dev/null; cd /; rm -rf "$T"' EXIT
+trap 'stop_workload; [ -n "$cg" ] && rmdir "$cg" 2>/dev/null; cleanup_tmp' EXIT
 
 # adds_up FILE: the parts (nulls as 0) plus unexplained are the usage.
 adds_up() {

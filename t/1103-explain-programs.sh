@@ -22,7 +22,7 @@ small() {
 }
 port=
 trap 'stop_workload; [ -n "$port" ] && redis-cli -p $port shutdown nosave \
-	>/dev/null 2>&1; cd /; rm -rf "$T"' EXIT
+	>/dev/null 2>&1; cleanup_tmp' EXIT
 
 plan 4
 rm -f ready

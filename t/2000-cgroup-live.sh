@@ -97,8 +97,7 @@ watch_exits palloc-cgroup .pid
 # writable cgroup (root; v2 also needs the memory controller delegated).
 child=$dir/palloc-test-$$
 idle=
-trap 'kill $idle 2>/dev/null; sleep 0.2; rmdir "$child" 2>/dev/null; cd /;
-	rm -rf "$T"' EXIT
+trap 'kill $idle 2>/dev/null; sleep 0.2; rmdir "$child" 2>/dev/null; cleanup_tmp' EXIT
 # (v2 may refuse the move: no processes in a group with controllers.)
 if mkdir "$child" 2>/dev/null &&
 	echo 67108864 >"$child/$limit_file" 2>/dev/null &&

@@ -14,7 +14,7 @@ command -v setpriv >/dev/null 2>&1 || skip_all "setpriv not installed"
 plan 3
 
 dir=$(mktemp -d /tmp/palloc-suid.XXXXXX) || exit 99
-trap 'rm -rf "$dir"; cd /; rm -rf "$T"' EXIT
+trap 'rm -rf "$dir"; cleanup_tmp' EXIT
 chmod 1777 "$dir"
 cp "$(command -v alloc-exact)" "$dir/suid-alloc" && chown root "$dir/suid-alloc" &&
 	chmod 4755 "$dir/suid-alloc" || skip_all "cannot make a setuid copy"

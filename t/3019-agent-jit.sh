@@ -11,7 +11,7 @@ need_pprof
 PATH=$top_builddir/cmd:$top_builddir/t/helper:$PATH
 
 map=
-trap 'rm -f "$map"; cd /; rm -rf "$T"' EXIT
+trap 'rm -f "$map"; cleanup_tmp' EXIT
 
 # leaf PROFILE: the leaf function and inuse objects of each stack,
 # "N FUNCTION", from pprof -traces.

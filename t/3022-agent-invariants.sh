@@ -37,7 +37,7 @@ check "the site that keeps every block: inuse $i = alloc $a" \
 LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=0 PALLOC_OUTPUT=/dev/null \
 	run-workload 100 10000 serve >wait.txt 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cd /; rm -rf "$T"' EXIT
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cleanup_tmp' EXIT
 stats_when_ready $pid wait.txt stats.json
 check "stats: inuse_bytes from the allocator covers the kept blocks" \
 	jqe '.inuse_source == "allocator" and .inuse_bytes >= 1000000' \

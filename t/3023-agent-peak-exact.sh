@@ -45,7 +45,7 @@ check "the comment says the rate-1 peak is exact" \
 LD_PRELOAD="$PALLOC_AGENT" PALLOC_SAMPLE_RATE=1 PALLOC_OUTPUT=/dev/null \
 	peak-truth wait >wait.txt &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cd /; rm -rf "$T"' EXIT
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cleanup_tmp' EXIT
 stats_when_ready $pid wait.txt stats.json
 truth=$(sed -n 's/^peak //p' wait.txt)
 check "stats answered" jqe '.format == "palloc-stats"' stats.json

@@ -48,7 +48,7 @@ check "without palloc-run the agent warns itself" \
 
 LD_PRELOAD="$PALLOC_AGENT" PALLOC_OUTPUT=/dev/null mmap-heap wait >wait.txt &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cd /; rm -rf "$T"' EXIT
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cleanup_tmp' EXIT
 stats_when_ready $pid wait.txt stats.json
 kill $pid
 wait $pid

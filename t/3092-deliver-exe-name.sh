@@ -40,7 +40,7 @@ check "LD_PRELOAD alone: palloc.deliver-child.PID.pb.gz twice, nothing else" \
 # Live: the agent's "program" and palloc-dump's listing.
 env LD_PRELOAD="$PALLOC_AGENT" deliver-child title wait 2>live.err &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cd /; rm -rf "$T"' EXIT
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cleanup_tmp' EXIT
 retry 100 0.1 sh -c "palloc-dump --stats --json $pid >stats.json 2>/dev/null"
 check "stats: program is the executable" \
 	jqe '.program == "deliver-child"' stats.json

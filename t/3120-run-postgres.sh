@@ -46,7 +46,7 @@ as_user palloc-run -o "$T/prof/palloc.%e.%p.pb.gz" "$pgbin/postgres" \
 	>run.out 2>run.err &
 run=$!
 trap 'kill $run 2>/dev/null; [ -n "${pm:-}" ] && kill -INT "$pm" 2>/dev/null;
-	wait; cd /; rm -rf "$T"' EXIT
+	wait; cleanup_tmp' EXIT
 retry 300 0.1 "$pgbin/pg_isready" -q -h 127.0.0.1 -p "$port" -U postgres
 check "PostgreSQL answers under palloc-run" [ $? -eq 0 ]
 pm=$(head -1 data/postmaster.pid)

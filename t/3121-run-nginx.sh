@@ -45,7 +45,7 @@ palloc-run -o "$T/prof/palloc.%e.%p.pb.gz" \
 	>run.out 2>run.err &
 run=$!
 trap 'kill $run 2>/dev/null; [ -s "$T/nginx.pid" ] &&
-	kill -TERM "$(cat "$T/nginx.pid")" 2>/dev/null; wait; cd /; rm -rf "$T"' EXIT
+	kill -TERM "$(cat "$T/nginx.pid")" 2>/dev/null; wait; cleanup_tmp' EXIT
 retry 200 0.1 curl -sf -o hello.txt "http://127.0.0.1:$port/"
 check "nginx answers under palloc-run" grep -q 'hello from nginx' hello.txt
 retry 50 0.1 test -s nginx.pid

@@ -16,7 +16,7 @@ gap=3
 LD_PRELOAD=$PALLOC_AGENT leaker --seconds $((gap + 30)) --rate 4194304 \
 	2>leaker.err &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cd /; rm -rf "$T"' EXIT
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cleanup_tmp' EXIT
 i=0
 until palloc-dump --stats --json $pid >/dev/null 2>&1 || [ $i -ge 100 ]; do
 	sleep 0.1

@@ -12,7 +12,7 @@ pid=$!
 sleep 60 &
 plain=$!
 trap 'kill -CONT $pid 2>/dev/null; kill $pid $plain 2>/dev/null;
-	wait $pid 2>/dev/null; cd /; rm -rf "$T" "$PALLOC_RECORD_DIR"' EXIT
+	wait $pid 2>/dev/null; cleanup_tmp' EXIT
 # mapped PID: the process maps its record (the agent has started).
 mapped() { grep -q '\.rec$' /proc/$1/maps 2>/dev/null; }
 retry 100 0.1 mapped $pid

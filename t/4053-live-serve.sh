@@ -16,7 +16,7 @@ LD_PRELOAD=$PALLOC_AGENT PALLOC_SAMPLE_RATE=4096 leaker --seconds 60 \
 pid2=$!
 server=
 trap 'kill $pid $pid2 $server 2>/dev/null; wait $pid $pid2 2>/dev/null;
-	cd /; rm -rf "$T"' EXIT
+	cleanup_tmp' EXIT
 i=0
 until palloc-dump --stats $pid >/dev/null 2>&1 &&
 	palloc-dump --stats $pid2 >/dev/null 2>&1 || [ $i -ge 100 ]; do

@@ -21,7 +21,7 @@ pid=$!
 server=
 prom=
 trap 'kill $prom $server $pid 2>/dev/null; wait $prom $pid 2>/dev/null;
-	cd /; rm -rf "$T"' EXIT
+	cleanup_tmp' EXIT
 i=0
 until palloc-dump --stats $pid >/dev/null 2>&1 || [ $i -ge 100 ]; do
 	sleep 0.1

@@ -9,7 +9,7 @@ jqe() { jq -e "$@" >/dev/null; }
 
 PALLOC_SAMPLE_RATE=1 LD_PRELOAD=$PALLOC_AGENT live-fork 4 pids 2>run.err &
 run=$!
-trap 'kill $run 2>/dev/null; wait $run 2>/dev/null; cd /; rm -rf "$T"' EXIT
+trap 'kill $run 2>/dev/null; wait $run 2>/dev/null; cleanup_tmp' EXIT
 i=0
 until [ -s pids ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
 read parent child <pids

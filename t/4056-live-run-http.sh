@@ -12,7 +12,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 palloc-run -q --http "127.0.0.1:$port" -o "$T/exit.%p.pb.gz" -- \
 	leaker --seconds 30 --rate 4194304 >run.out 2>run.err &
 run=$!
-trap 'kill $run 2>/dev/null; wait $run 2>/dev/null; cd /; rm -rf "$T"' EXIT
+trap 'kill $run 2>/dev/null; wait $run 2>/dev/null; cleanup_tmp' EXIT
 i=0
 until curl -sf -o /dev/null "http://127.0.0.1:$port/" || [ $i -ge 100 ]; do
 	kill -0 $run 2>/dev/null || break

@@ -10,7 +10,7 @@ need curl live-closefds
 
 LD_PRELOAD=$PALLOC_AGENT live-closefds >prog.out 2>prog.err &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cd /; rm -rf "$T"' EXIT
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cleanup_tmp' EXIT
 i=0
 until grep -q listening prog.out 2>/dev/null || [ $i -ge 100 ]; do
 	sleep 0.1

@@ -18,8 +18,7 @@ as_v() { setpriv --reuid=$V --regid=$V --clear-groups "$@"; }
 
 chmod 0755 "$T"
 pids=
-rec_dir=$PALLOC_RECORD_DIR
-trap 'kill $pids 2>/dev/null; cd /; rm -rf "$T" "$rec_dir"' EXIT
+trap 'kill $pids 2>/dev/null; cleanup_tmp' EXIT
 unset PALLOC_RECORD_DIR
 # The victim's processes (no agent in them).
 as_v sleep 120 >/dev/null 2>&1 &

@@ -28,8 +28,7 @@ pids=
 cleanup() {
 	kill $pids 2>/dev/null
 	wait $pids 2>/dev/null
-	cd /
-	rm -rf "$T"
+	cleanup_tmp
 	userdel -f $owner 2>/dev/null
 	userdel -f $other 2>/dev/null
 }

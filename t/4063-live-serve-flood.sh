@@ -27,7 +27,7 @@ pid=$!
 server=
 flood=
 trap 'kill $pid $server $flood 2>/dev/null; wait $pid $server $flood 2>/dev/null;
-	cd /; rm -rf "$T"' EXIT
+	cleanup_tmp' EXIT
 i=0
 until palloc-dump --stats $pid >/dev/null 2>&1 || [ $i -ge 100 ]; do
 	sleep 0.1

@@ -18,7 +18,7 @@ export XDG_RUNTIME_DIR
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 pids=
 trap 'kill -CONT $pids 2>/dev/null; kill -9 $pids 2>/dev/null;
-	wait 2>/dev/null; cd /; rm -rf "$T"' EXIT
+	wait 2>/dev/null; cleanup_tmp' EXIT
 
 # start NAME ARGS...: idle-alloc ARGS under the agent at rate 1, its pid in
 # $NAME once it said "ready".

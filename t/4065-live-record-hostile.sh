@@ -13,7 +13,7 @@ XDG_RUNTIME_DIR=$T/run
 export XDG_RUNTIME_DIR
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 pid=
-trap 'kill -9 $pid 2>/dev/null; wait 2>/dev/null; cd /; rm -rf "$T"' EXIT
+trap 'kill -9 $pid 2>/dev/null; wait 2>/dev/null; cleanup_tmp' EXIT
 
 # sane NAME CMD...: CMD exits 0, or 2 with one line on stderr, within 20 s.
 sane() {

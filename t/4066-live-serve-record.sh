@@ -14,7 +14,7 @@ export XDG_RUNTIME_DIR
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 pid= server= fetch=
 trap 'kill $fetch $server 2>/dev/null; kill -9 $pid 2>/dev/null;
-	wait 2>/dev/null; cd /; rm -rf "$T"' EXIT
+	wait 2>/dev/null; cleanup_tmp' EXIT
 
 PALLOC_SAMPLE_RATE=1 LD_PRELOAD=$PALLOC_AGENT idle-alloc signal >helper.out \
 	2>helper.err &

@@ -58,7 +58,7 @@ LD_PRELOAD=$PALLOC_AGENT PALLOC_SAMPLE_RATE=1 PALLOC_OUTPUT=$T/exit.%p.pb.gz \
 	>leaker.out 2>&1 &
 pid=$!
 # The agent writes its exit profile into $T: wait before removing it.
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cd /; rm -rf "$T"' EXIT
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cleanup_tmp' EXIT
 # fetch FILE: the socket appears shortly after start; fetch.err says why not.
 fetch_once() { palloc-dump -o "$1" $pid 2>fetch.err; }
 fetch() { retry 50 0.2 fetch_once "$1"; }

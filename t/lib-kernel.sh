@@ -133,7 +133,7 @@ memcg_64m() {
 		limit_file=memory.limit_in_bytes
 	fi
 	child=$dir/$1
-	trap 'rmdir "$child" 2>/dev/null; cd /; rm -rf "$T"' EXIT
+	trap 'rmdir "$child" 2>/dev/null; cleanup_tmp' EXIT
 	if [ -z "$version" ] || ! mkdir "$child" 2>/dev/null ||
 		! echo 67108864 >"$child/$limit_file" 2>/dev/null; then
 		return 1

@@ -23,7 +23,14 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/palloc-test.XXXXXX") || exit 99
 # control directory, where they would pile up run after run.
 PALLOC_RECORD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/palloc-rec.XXXXXX") || exit 99
 export PALLOC_RECORD_DIR
-trap 'cd /; rm -rf "$T" "$PALLOC_RECORD_DIR"' EXIT
+_lib_rec_dir=$PALLOC_RECORD_DIR
+# cleanup_tmp: remove $T and the records' directory; a script that sets
+# its own EXIT trap ends it with this (or both directories pile up).
+cleanup_tmp() {
+	cd / || :
+	rm -rf "$T" "$_lib_rec_dir"
+}
+trap cleanup_tmp EXIT
 cd "$T" || exit 99
 # symbol indexes (symcache.h) go to the test's own cache, not the user's
 XDG_CACHE_HOME=$T/cache
