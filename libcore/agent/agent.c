@@ -329,10 +329,13 @@ void agent_get_unseen(struct unseen *u)
  * their slots first; the table lock (no sample changes the stacks, no
  * thread folds its records) and the registry's (no table moves) are held
  * while the record is read. maps: the executable regions read meanwhile
- * (zero-initialised; the caller frees it). NULL with msg_set() on failure.
+ * (zero-initialised; the caller frees it). frames_only: the profile is
+ * wanted for maps only, so none is made (NULL, no error) when the record
+ * holds no stack. NULL with msg_set() on failure.
  */
 static struct pprof_profile *build_profile(bool exiting, const char *dflt,
-					   struct agent_maps *maps)
+					   struct agent_maps *maps,
+					   bool frames_only)
 {
 	struct record_profile_opts o = {.default_sample_type = dflt};
 	struct pprof_profile *p = NULL;
@@ -356,7 +359,9 @@ static struct pprof_profile *build_profile(bool exiting, const char *dflt,
 	}
 	pthread_mutex_lock(&agent_reg_lock);
 	if (record_view(&v) == 0) {
-		p = record_profile(&v, &o, &agent_alloc_hooks);
+		/* No stack, no frame to look up: no executable region */
+		if (!frames_only || v.n_stacks)
+			p = record_profile(&v, &o, &agent_alloc_hooks);
 		record_view_free(&v);
 	}
 	pthread_mutex_unlock(&agent_reg_lock);
@@ -393,7 +398,7 @@ static int dump_kind(const char *path, bool exiting, bool peak,
 		goto out;
 	}
 	p = build_profile(exiting, peak ? "peak_inuse_space" : "inuse_space",
-			  &maps);
+			  &maps, false);
 	agent_maps_free(&maps);
 	if (!p) {
 		err = errno ? errno : ENOMEM;
@@ -628,6 +633,11 @@ static void fork_child(void)
 	if (agent_mode == AGENT_ON) {
 		struct record_header *h = agent_hdr;
 
+		/* A child of palloc-run's whose record could not be made
+		 * writes its own: its baseline is taken now. */
+		if (!agent_attached && !record_run_writes())
+			agent_pressure_start();
+
 		record_seq_begin();
 		stacktab_reset(&agent_tab);
 		agent_boot_mark();
@@ -727,7 +737,7 @@ static void record_jit_regions(void)
 	record_modules_check();
 	if (agent_lock_bounded(&agent_dump_lock, true) < 0)
 		return;
-	p = build_profile(true, "inuse_space", &maps);
+	p = build_profile(true, "inuse_space", &maps, true);
 	agent_unlock(&agent_dump_lock);
 	if (p)
 		pprof_free(p);
@@ -919,6 +929,9 @@ static void agent_start(bool attached)
 		unwind_init(UNWIND_FP);
 	}
 	record_init(ag.cmdline, ag.start_realtime_ns);
+	/* palloc-run watches the cgroup itself (agent_safe_point()) */
+	if (!attached && !record_run_writes())
+		agent_pressure_start();
 	agent_threads_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	on_exit(exit_handler, NULL);

@@ -263,8 +263,14 @@ int agent_dump_pressure(const char *seq, const char *comment);
 
 /* pressure.c: profiles as the cgroup's usage crosses PALLOC_DUMP_AT */
 
-/* At init: read PALLOC_DUMP_AT, find the cgroup's effective limit. */
+/* At init: read PALLOC_DUMP_AT (a warning when malformed); no check
+ * until agent_pressure_start(). */
 void agent_pressure_init(void);
+/* Once the record is made, where the agent writes the pressure profiles
+ * itself (not under palloc-run, which checks the cgroup from outside):
+ * find the cgroup's effective limit and take the baseline. Again: no
+ * effect. Single-threaded (start, fork child). */
+void agent_pressure_start(void);
 /* A limit was found and a threshold is still to cross. */
 bool agent_pressure_on(void);
 /* In a fork child: no thread; the thresholds its parent crossed (or
