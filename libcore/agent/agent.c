@@ -314,7 +314,7 @@ static int64_t heap_peak_bytes(void)
 
 void agent_get_unseen(struct unseen *u)
 {
-	unseen_measure(u, heap_peak_bytes(), true);
+	unseen_measure(u, heap_peak_bytes(), UNSEEN_OWNER_ALWAYS);
 }
 
 /*
@@ -756,8 +756,12 @@ static void exit_dump(void)
 		return;
 	agent_guard_enter();
 	/* The owner only for the warning (record_profile.c names it only
-	 * then): no read of /proc/self/maps at every exit. */
-	unseen_measure(&exit_unseen, heap_peak_bytes(), false);
+	 * then): no read of /proc/self/maps at every exit; none where
+	 * palloc-run makes the profile (the record holds no owner). */
+	unseen_measure(&exit_unseen, heap_peak_bytes(),
+		       agent_attached || record_run_writes()
+			       ? UNSEEN_OWNER_NEVER
+			       : UNSEEN_OWNER_IF_MOST);
 	exit_unseen_taken = true;
 	/* The record first: it is final even if the profile is not. The
 	 * allocator's figures (no profile shows them) only in a record that
