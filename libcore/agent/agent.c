@@ -12,6 +12,7 @@
 #include "pprof.h"
 #include "record_profile.h"
 #include "smallfile.h"
+#include "sys.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -650,7 +651,7 @@ static void fork_child(void)
 		h->alloc_at_init = 0;
 		record_seq_end();
 		ag.parent_pid = ag.pid;
-		ag.pid = getpid();
+		ag.pid = sys_getpid();
 		ag.seq = 0;
 		ag.start_ns = agent_now_ns();
 		ag.start_realtime_ns = realtime_ns();
@@ -838,7 +839,7 @@ static void (*real_exit)(int);
 static PALLOC_NORETURN void exit_now(int status)
 {
 	if (__atomic_load_n(&agent_mode, __ATOMIC_ACQUIRE) == AGENT_ON &&
-	    !agent_tls.guard && getpid() == ag.pid) {
+	    !agent_tls.guard && sys_getpid() == ag.pid) {
 		exit_status = status;
 		exit_dump();
 	}
@@ -888,7 +889,7 @@ static void agent_start(bool attached)
 
 	ag.start_ns = agent_now_ns();
 	ag.start_realtime_ns = realtime_ns();
-	ag.pid = getpid();
+	ag.pid = sys_getpid();
 	if (getauxval(AT_SECURE)) {
 		fmt_warn("setuid or otherwise secure program (AT_SECURE): not "
 			 "profiling it");
