@@ -100,8 +100,8 @@ static void status_kb(const char *status, const char *const *keys, int64_t *out,
 			return;
 		klen = (size_t)(c - p);
 		for (i = 0; i < n; i++)
-			if (keys[i][0] == p[0] && strlen(keys[i]) == klen &&
-			    memcmp(keys[i], p, klen) == 0)
+			if (keys[i][0] == p[0] &&
+			    strncmp(keys[i], p, klen) == 0 && !keys[i][klen])
 				break;
 		if (i == n)
 			continue;
