@@ -104,7 +104,8 @@ static void set_output(const char *pattern)
 {
 	char cwd[PATH_MAX];
 
-	if (!getcwd(cwd, sizeof(cwd)))
+	/* An absolute pattern needs none (nor getcwd's binding) */
+	if (pattern[0] == '/' || !getcwd(cwd, sizeof(cwd)))
 		cwd[0] = '\0';
 	pattern_absolute(agent_cfg.output, sizeof(agent_cfg.output), pattern,
 			 cwd);
