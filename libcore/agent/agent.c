@@ -965,6 +965,7 @@ __attribute__((constructor(101))) static void agent_init(void)
 		agent_guard_leave();
 		return;
 	}
+	agent_preloaded = agent_mode == AGENT_OFF;
 	agent_guard_leave();
 	agent_resolve_real();
 	if (agent_mode != AGENT_OFF)

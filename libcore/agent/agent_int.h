@@ -193,6 +193,11 @@ int modtab_real_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *),
 /* Resolve the real allocator functions (idempotent; _exit(127) with a
  * message when malloc/free/calloc/realloc have no next definition). */
 void agent_resolve_real(void);
+/* Set by the constructor before agent_resolve_real() when the agent is
+ * preloaded (in the global scope, not dlopened by palloc-run -p): then an
+ * optional function missing after the agent is not looked for before
+ * it. */
+extern bool agent_preloaded;
 /*
  * Is the agent's malloc the one the program calls? 0: yes (or no object
  * defines malloc in its dynamic symbol table); 1: no, the main executable
