@@ -5,9 +5,7 @@
 # released, and what it allocates after the catch is profiled. The agent
 # carries its own _Unwind_Resume and personality routine, which forward to
 # the unwinder's (it does not link libgcc_s: issue 19, start-up cost).
-# (A C program that dlopens C++ code is not checked: the agent found no
-# operator new at its start, and its fallback aborts on failure, as it
-# always has: hooks_cxx.c.)
+# (A C program that dlopens C++ code: t/3028.)
 . "$top_srcdir/t/lib.sh"
 . "$top_srcdir/t/lib-agent.sh"
 need_agent

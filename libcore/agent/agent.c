@@ -12,6 +12,7 @@
 #include "pprof.h"
 #include "record_profile.h"
 #include "smallfile.h"
+#include "sys.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -103,7 +104,8 @@ static void set_output(const char *pattern)
 {
 	char cwd[PATH_MAX];
 
-	if (!getcwd(cwd, sizeof(cwd)))
+	/* An absolute pattern needs none (nor getcwd's binding) */
+	if (pattern[0] == '/' || !getcwd(cwd, sizeof(cwd)))
 		cwd[0] = '\0';
 	pattern_absolute(agent_cfg.output, sizeof(agent_cfg.output), pattern,
 			 cwd);
@@ -314,7 +316,7 @@ static int64_t heap_peak_bytes(void)
 
 void agent_get_unseen(struct unseen *u)
 {
-	unseen_measure(u, heap_peak_bytes(), true);
+	unseen_measure(u, heap_peak_bytes(), UNSEEN_OWNER_ALWAYS);
 }
 
 /*
@@ -329,10 +331,13 @@ void agent_get_unseen(struct unseen *u)
  * their slots first; the table lock (no sample changes the stacks, no
  * thread folds its records) and the registry's (no table moves) are held
  * while the record is read. maps: the executable regions read meanwhile
- * (zero-initialised; the caller frees it). NULL with msg_set() on failure.
+ * (zero-initialised; the caller frees it). frames_only: the profile is
+ * wanted for maps only, so none is made (NULL, no error) when the record
+ * holds no stack. NULL with msg_set() on failure.
  */
 static struct pprof_profile *build_profile(bool exiting, const char *dflt,
-					   struct agent_maps *maps)
+					   struct agent_maps *maps,
+					   bool frames_only)
 {
 	struct record_profile_opts o = {.default_sample_type = dflt};
 	struct pprof_profile *p = NULL;
@@ -356,7 +361,9 @@ static struct pprof_profile *build_profile(bool exiting, const char *dflt,
 	}
 	pthread_mutex_lock(&agent_reg_lock);
 	if (record_view(&v) == 0) {
-		p = record_profile(&v, &o, &agent_alloc_hooks);
+		/* No stack, no frame to look up: no executable region */
+		if (!frames_only || v.n_stacks)
+			p = record_profile(&v, &o, &agent_alloc_hooks);
 		record_view_free(&v);
 	}
 	pthread_mutex_unlock(&agent_reg_lock);
@@ -393,7 +400,7 @@ static int dump_kind(const char *path, bool exiting, bool peak,
 		goto out;
 	}
 	p = build_profile(exiting, peak ? "peak_inuse_space" : "inuse_space",
-			  &maps);
+			  &maps, false);
 	agent_maps_free(&maps);
 	if (!p) {
 		err = errno ? errno : ENOMEM;
@@ -628,6 +635,11 @@ static void fork_child(void)
 	if (agent_mode == AGENT_ON) {
 		struct record_header *h = agent_hdr;
 
+		/* A child of palloc-run's whose record could not be made
+		 * writes its own: its baseline is taken now. */
+		if (!agent_attached && !record_run_writes())
+			agent_pressure_start();
+
 		record_seq_begin();
 		stacktab_reset(&agent_tab);
 		agent_boot_mark();
@@ -640,7 +652,7 @@ static void fork_child(void)
 		h->alloc_at_init = 0;
 		record_seq_end();
 		ag.parent_pid = ag.pid;
-		ag.pid = getpid();
+		ag.pid = sys_getpid();
 		ag.seq = 0;
 		ag.start_ns = agent_now_ns();
 		ag.start_realtime_ns = realtime_ns();
@@ -727,7 +739,7 @@ static void record_jit_regions(void)
 	record_modules_check();
 	if (agent_lock_bounded(&agent_dump_lock, true) < 0)
 		return;
-	p = build_profile(true, "inuse_space", &maps);
+	p = build_profile(true, "inuse_space", &maps, true);
 	agent_unlock(&agent_dump_lock);
 	if (p)
 		pprof_free(p);
@@ -746,8 +758,12 @@ static void exit_dump(void)
 		return;
 	agent_guard_enter();
 	/* The owner only for the warning (record_profile.c names it only
-	 * then): no read of /proc/self/maps at every exit. */
-	unseen_measure(&exit_unseen, heap_peak_bytes(), false);
+	 * then): no read of /proc/self/maps at every exit; none where
+	 * palloc-run makes the profile (the record holds no owner). */
+	unseen_measure(&exit_unseen, heap_peak_bytes(),
+		       agent_attached || record_run_writes()
+			       ? UNSEEN_OWNER_NEVER
+			       : UNSEEN_OWNER_IF_MOST);
 	exit_unseen_taken = true;
 	/* The record first: it is final even if the profile is not. The
 	 * allocator's figures (no profile shows them) only in a record that
@@ -824,7 +840,7 @@ static void (*real_exit)(int);
 static PALLOC_NORETURN void exit_now(int status)
 {
 	if (__atomic_load_n(&agent_mode, __ATOMIC_ACQUIRE) == AGENT_ON &&
-	    !agent_tls.guard && getpid() == ag.pid) {
+	    !agent_tls.guard && sys_getpid() == ag.pid) {
 		exit_status = status;
 		exit_dump();
 	}
@@ -874,7 +890,7 @@ static void agent_start(bool attached)
 
 	ag.start_ns = agent_now_ns();
 	ag.start_realtime_ns = realtime_ns();
-	ag.pid = getpid();
+	ag.pid = sys_getpid();
 	if (getauxval(AT_SECURE)) {
 		fmt_warn("setuid or otherwise secure program (AT_SECURE): not "
 			 "profiling it");
@@ -919,6 +935,9 @@ static void agent_start(bool attached)
 		unwind_init(UNWIND_FP);
 	}
 	record_init(ag.cmdline, ag.start_realtime_ns);
+	/* palloc-run watches the cgroup itself (agent_safe_point()) */
+	if (!attached && !record_run_writes())
+		agent_pressure_start();
 	agent_threads_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	on_exit(exit_handler, NULL);
@@ -946,6 +965,7 @@ __attribute__((constructor(101))) static void agent_init(void)
 		agent_guard_leave();
 		return;
 	}
+	agent_preloaded = agent_mode == AGENT_OFF;
 	agent_guard_leave();
 	agent_resolve_real();
 	if (agent_mode != AGENT_OFF)

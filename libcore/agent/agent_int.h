@@ -193,6 +193,11 @@ int modtab_real_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *),
 /* Resolve the real allocator functions (idempotent; _exit(127) with a
  * message when malloc/free/calloc/realloc have no next definition). */
 void agent_resolve_real(void);
+/* Set by the constructor before agent_resolve_real() when the agent is
+ * preloaded (in the global scope, not dlopened by palloc-run -p): then an
+ * optional function missing after the agent is not looked for before
+ * it. */
+extern bool agent_preloaded;
 /*
  * Is the agent's malloc the one the program calls? 0: yes (or no object
  * defines malloc in its dynamic symbol table); 1: no, the main executable
@@ -263,8 +268,14 @@ int agent_dump_pressure(const char *seq, const char *comment);
 
 /* pressure.c: profiles as the cgroup's usage crosses PALLOC_DUMP_AT */
 
-/* At init: read PALLOC_DUMP_AT, find the cgroup's effective limit. */
+/* At init: read PALLOC_DUMP_AT (a warning when malformed); no check
+ * until agent_pressure_start(). */
 void agent_pressure_init(void);
+/* Once the record is made, where the agent writes the pressure profiles
+ * itself (not under palloc-run, which checks the cgroup from outside):
+ * find the cgroup's effective limit and take the baseline. Again: no
+ * effect. Single-threaded (start, fork child). */
+void agent_pressure_start(void);
 /* A limit was found and a threshold is still to cross. */
 bool agent_pressure_on(void);
 /* In a fork child: no thread; the thresholds its parent crossed (or

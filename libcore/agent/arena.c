@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* An mmap-backed allocator with size classes, for the agent's own memory. */
 #include "arena.h"
+#include "sys.h"
 
 #include <sys/mman.h>
 
@@ -23,8 +24,8 @@ struct arena_hdr {
 
 static void *map(size_t n)
 {
-	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = sys_mmap(NULL, n, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
 }

@@ -140,17 +140,30 @@ static bool first_is_self(const char *name)
 	return f && is_self(f);
 }
 
+bool agent_preloaded;
+/* malloc was found after the agent (the usual order): set by the first
+ * next_sym(), that of malloc. */
+static bool allocator_after;
+
 static void *next_sym(const char *name, bool required)
 {
 	void *f = dlsym(RTLD_NEXT, name);
 
+	if (required && f)
+		allocator_after = true;
 	/*
 	 * Nothing after the agent: it was preloaded after the allocator
 	 * (LD_PRELOAD=libc.so.6:libpalloc.so, or jemalloc first). Then the
 	 * program's calls never reach the agent anyway; use the first
-	 * definition, which is not ours (agent_init warns).
+	 * definition, which is not ours (agent_init warns). An optional one
+	 * (free_sized, operator new) missing after the allocator of a
+	 * preloaded agent: any definition before the agent takes the
+	 * program's calls itself, the agent's is the first or unreached
+	 * (the lookup, 1,200 instructions each, is not made). Dlopened by
+	 * palloc-run -p, RTLD_NEXT sees only the agent's own dependencies:
+	 * libstdc++'s operator new is found by the second lookup.
 	 */
-	if (!f) {
+	if (!f && (required || !allocator_after || !agent_preloaded)) {
 		f = dlsym(RTLD_DEFAULT, name);
 		if (f && is_self(f))
 			f = NULL;

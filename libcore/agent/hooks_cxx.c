@@ -2,6 +2,7 @@
 /* The interposed C++ operators new and delete, under their mangled names. */
 #include "hooks_int.h"
 #include "fmt.h"
+#include "phdr.h"
 
 #include <dlfcn.h>
 
@@ -26,9 +27,13 @@
  *    (such calls are expected, not reentries). The guard is released by
  *    a cleanup handler, which also runs when the real operator new
  *    throws bad_alloc through this frame (the agent is built with
- *    -fexceptions). In a program with no C++ runtime there is no next
- *    definition: the real malloc and free stand in, and a failing
- *    throwing new aborts (nothing could catch).
+ *    -fexceptions). In a program with no C++ runtime at its start there
+ *    is no next definition: the real malloc and free stand in. When
+ *    malloc then fails, C++ code dlopened since (libstdc++ loaded with
+ *    it, RTLD_LOCAL as often) gets its runtime's operator new, called as
+ *    it would be without the agent: new_handler, then std::bad_alloc
+ *    thrown through this frame. Only with no C++ runtime loaded at all
+ *    does a failing throwing new abort (nothing could catch).
  */
 /*
  * The quiet guard, light: quiet alone is raised, which the slow paths
@@ -80,12 +85,38 @@ int __gcc_personality_v0(int version, int actions, uint64_t cls,
 			 struct _Unwind_Context *ctx);
 PALLOC_NORETURN void _Unwind_Resume(struct _Unwind_Exception *ue);
 
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+
+/*
+ * The first definition of name outside the agent among all loaded
+ * objects, those dlopened RTLD_LOCAL too (phdr.h); NULL when none. No
+ * allocation.
+ */
+static void *loaded_sym(const char *name)
+{
+	struct phdr_definition def;
+
+	if (phdr_first_definition_outside(name, (uintptr_t)__ehdr_start, &def))
+		return NULL;
+	return (void *)def.addr;
+}
+
+/*
+ * The unwinder's function name as the C++ runtime's own calls bind it:
+ * the global one (for a C program whose C++ code was dlopened
+ * RTLD_LOCAL, libunwind.so.8's, loaded with the agent: libstdc++'s
+ * _Unwind_RaiseException binds to it too), else the first loaded outside
+ * the agent (libgcc_s's personality routine, loaded RTLD_LOCAL with that
+ * code).
+ */
 static void *unwinder_sym(void **cache, const char *name)
 {
 	void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
 
 	if (!f) {
 		f = dlsym(RTLD_DEFAULT, name);
+		if (!f)
+			f = loaded_sym(name);
 		__atomic_store_n(cache, f, __ATOMIC_RELEASE);
 	}
 	return f;
@@ -135,47 +166,58 @@ static PALLOC_NORETURN void new_failed(size_t n)
 	abort();
 }
 
-static void *fallback_new(size_t n, size_t align, bool nothrow)
+/* No next operator at resolution: the real allocator; NULL when it
+ * fails. */
+static void *fallback_new(size_t n, size_t align)
 {
-	void *p;
-
-	if (align > 16) {
-		if (!agent_real.memalign)
-			p = NULL;
-		else
-			p = agent_real.memalign(align, n ? n : 1);
-	} else {
-		p = agent_real.malloc(n ? n : 1);
-	}
-	if (!p && !nothrow)
-		new_failed(n);
-	return p;
+	if (align > 16)
+		return agent_real.memalign
+			       ? agent_real.memalign(align, n ? n : 1)
+			       : NULL;
+	return agent_real.malloc(n ? n : 1);
 }
 
 /* Forwarded: resolve, then the next definition (or the fallback) with
- * the quiet guard. */
-#define FORWARD_NEW(fn, params, args, n, align, nothrow)                       \
+ * the quiet guard. The fallback failed: the operator of a C++ runtime
+ * loaded since (sym), whose new_handler loop and exception the program
+ * gets as without the agent; none: abort, or NULL for nothrow. */
+#define FORWARD_NEW(fn, sym, params, args, n, align, nothrow)                  \
 	static void *forward_##fn params                                       \
 	{                                                                      \
 		struct agent_thread *t = &agent_tls;                           \
+		__typeof__(agent_real.fn) late;                                \
+		void *p;                                                       \
                                                                                \
 		if (unlikely(!agent_real.fn))                                  \
 			agent_resolve_real();                                  \
 		QUIET_NEW(t);                                                  \
-		return agent_real.fn ? agent_real.fn args                      \
-				     : fallback_new(n, align, nothrow);        \
+		if (agent_real.fn)                                             \
+			return agent_real.fn args;                             \
+		p = fallback_new(n, align);                                    \
+		if (p)                                                         \
+			return p;                                              \
+		late = (__typeof__(late))loaded_sym(sym);                      \
+		if (late)                                                      \
+			return late args;                                      \
+		if (!(nothrow))                                                \
+			new_failed(n);                                         \
+		return NULL;                                                   \
 	}
 
-FORWARD_NEW(znwm, (size_t n), (n), n, 0, false)
-FORWARD_NEW(znam, (size_t n), (n), n, 0, false)
-FORWARD_NEW(znwm_nt, (size_t n, const void *nt), (n, nt), n, 0, true)
-FORWARD_NEW(znam_nt, (size_t n, const void *nt), (n, nt), n, 0, true)
-FORWARD_NEW(znwm_al, (size_t n, size_t al), (n, al), n, al, false)
-FORWARD_NEW(znam_al, (size_t n, size_t al), (n, al), n, al, false)
-FORWARD_NEW(znwm_al_nt, (size_t n, size_t al, const void *nt), (n, al, nt), n,
-	    al, true)
-FORWARD_NEW(znam_al_nt, (size_t n, size_t al, const void *nt), (n, al, nt), n,
-	    al, true)
+FORWARD_NEW(znwm, "_Znwm", (size_t n), (n), n, 0, false)
+FORWARD_NEW(znam, "_Znam", (size_t n), (n), n, 0, false)
+FORWARD_NEW(znwm_nt, "_ZnwmRKSt9nothrow_t", (size_t n, const void *nt), (n, nt),
+	    n, 0, true)
+FORWARD_NEW(znam_nt, "_ZnamRKSt9nothrow_t", (size_t n, const void *nt), (n, nt),
+	    n, 0, true)
+FORWARD_NEW(znwm_al, "_ZnwmSt11align_val_t", (size_t n, size_t al), (n, al), n,
+	    al, false)
+FORWARD_NEW(znam_al, "_ZnamSt11align_val_t", (size_t n, size_t al), (n, al), n,
+	    al, false)
+FORWARD_NEW(znwm_al_nt, "_ZnwmSt11align_val_tRKSt9nothrow_t",
+	    (size_t n, size_t al, const void *nt), (n, al, nt), n, al, true)
+FORWARD_NEW(znam_al_nt, "_ZnamSt11align_val_tRKSt9nothrow_t",
+	    (size_t n, size_t al, const void *nt), (n, al, nt), n, al, true)
 
 /* operator delete does not throw: the free count put back inline. */
 #define FORWARD_DELETE(fn, params, args)                                       \

@@ -322,6 +322,7 @@ static uint32_t dynsyms_lookup(const struct dynsyms *d, const char *name)
 struct first_def {
 	const char *name;
 	struct phdr_definition *def;
+	uintptr_t skip; /* the load base of an object skipped (0: none) */
 	bool found;
 };
 
@@ -333,6 +334,8 @@ static int first_def_visit(struct dl_phdr_info *info, size_t size PALLOC_UNUSED,
 	uint32_t i;
 	size_t n;
 
+	if (f->skip && info->dlpi_addr == f->skip)
+		return 0;
 	if (!dynsyms_read(info, &d))
 		return 0;
 	i = dynsyms_lookup(&d, f->name);
@@ -352,7 +355,13 @@ static int first_def_visit(struct dl_phdr_info *info, size_t size PALLOC_UNUSED,
 
 int phdr_first_definition(const char *name, struct phdr_definition *def)
 {
-	struct first_def f = {.name = name, .def = def};
+	return phdr_first_definition_outside(name, 0, def);
+}
+
+int phdr_first_definition_outside(const char *name, uintptr_t skip,
+				  struct phdr_definition *def)
+{
+	struct first_def f = {.name = name, .def = def, .skip = skip};
 
 	dl_iterate_phdr(first_def_visit, &f);
 	return f.found ? 0 : -1;

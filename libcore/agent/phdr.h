@@ -81,6 +81,14 @@ struct phdr_definition {
  */
 int phdr_first_definition(const char *name, struct phdr_definition *def);
 
+/*
+ * As phdr_first_definition(), skipping the object loaded at skip (its
+ * dl_phdr_info's dlpi_addr; 0: none). Objects dlopened RTLD_LOCAL count
+ * too (dlsym(RTLD_DEFAULT) does not see them). Same returns and safety.
+ */
+int phdr_first_definition_outside(const char *name, uintptr_t skip,
+				  struct phdr_definition *def);
+
 /* Hex-encode the GNU build id found in a PT_NOTE segment's bytes
  * (note[0..len)) into hex[PHDR_BUILD_ID_HEX]; "" when there is none.
  * Returns true when one was found. Exposed for the unit test. */

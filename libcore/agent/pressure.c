@@ -43,6 +43,7 @@ static struct {
 	char usage_file[PATH_MAX];
 	char sysroot[PATH_MAX / 4];
 	int version;
+	bool started; /* agent_pressure_start() ran */
 	uint64_t next_ns;
 	/* Bytes the program's threads allocated since the last read (each
 	 * adds its own growth at its slow path), and the flag of the one
@@ -333,12 +334,17 @@ void agent_pressure_init(void)
 	}
 	if (!v)
 		(void)parse_thresholds("80,90,95");
-	if (!pr.n)
-		return;
 	/* For tests: read cgroup files under a directory (the agent runs
 	 * only without AT_SECURE). */
 	if (root && strlen(root) < sizeof(pr.sysroot) && root[0] == '/')
 		memcpy(pr.sysroot, root, strlen(root) + 1);
+}
+
+void agent_pressure_start(void)
+{
+	if (pr.started || !pr.n)
+		return;
+	pr.started = true;
 	find_cgroup();
 	if (!pr.version)
 		pr.limit = 0;

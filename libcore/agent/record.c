@@ -11,6 +11,7 @@
 #include "record_profile.h"
 #include "safefile.h"
 #include "smallfile.h"
+#include "sys.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -126,7 +127,7 @@ static int file_reserve_now(int fd, uint64_t off, uint64_t len)
 {
 	static const char zeros[4096];
 
-	if (fallocate(fd, 0, (off_t)off, (off_t)len) == 0)
+	if (sys_fallocate(fd, 0, (off_t)off, (off_t)len) == 0)
 		return 0;
 	if (errno != EOPNOTSUPP && errno != ENOSYS)
 		return -1;
@@ -166,8 +167,9 @@ static int map_more(int fd, uint64_t to)
 
 	if (file_reserve(fd, rec.mapped, to - rec.mapped) < 0)
 		return -1;
-	p = mmap(rec.base + rec.mapped, to - rec.mapped, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED, fd, (off_t)rec.mapped);
+	p = sys_mmap(rec.base + rec.mapped, to - rec.mapped,
+		     PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		     (off_t)rec.mapped);
 	if (p == MAP_FAILED)
 		return -1;
 	rec.mapped = to;
@@ -177,9 +179,9 @@ static int map_more(int fd, uint64_t to)
 /* Private memory over [mapped, to) of the range (no file). */
 static int map_anon(uint64_t to)
 {
-	void *p = mmap(rec.base + rec.mapped, to - rec.mapped,
-		       PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	void *p = sys_mmap(rec.base + rec.mapped, to - rec.mapped,
+			   PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 
 	if (p == MAP_FAILED)
 		return -1;
@@ -208,7 +210,7 @@ static int grow(uint64_t need)
 	fd = open(rec.path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	if (sys_fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    st.st_dev != rec.dev || st.st_ino != rec.ino) {
 		close(fd);
 		errno = ESTALE;
@@ -258,7 +260,8 @@ static bool record_dead(int dfd, const char *name, pid_t pid)
 
 	if (kill(pid, 0) < 0 && errno == ESRCH)
 		return true;
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = sys_openat(dfd, name,
+			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 	if (fd < 0)
 		return false;
 	dead = pread(fd, &state, sizeof(state),
@@ -283,7 +286,8 @@ static int record_earlier_image(int dfd, const char *name, uint64_t *self)
 	ssize_t n;
 	int fd;
 
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = sys_openat(dfd, name,
+			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	n = pread(fd, &ticks, sizeof(ticks),
@@ -316,7 +320,7 @@ struct dirent_raw {
  */
 static void prune_dead(int dfd, const char *own)
 {
-	const pid_t self = getpid();
+	const pid_t self = sys_getpid();
 	uint64_t self_ticks = 0;
 	struct {
 		int64_t start;
@@ -405,8 +409,9 @@ static int create_file(pid_t pid, int64_t start_ns, bool prune)
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return msg_set_errno(errno, "cannot open '%s'", dir);
-	fd = openat(dfd, name,
-		    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = sys_openat(dfd, name,
+			O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			0600);
 	if (fd < 0) {
 		msg_set_errno(errno, "cannot create '%s'", rec.path);
 		close(dfd);
@@ -416,7 +421,7 @@ static int create_file(pid_t pid, int64_t start_ns, bool prune)
 		prune_dead(dfd, name);
 	close(dfd);
 	/* 0600 whatever the umask left. */
-	if (fchmod(fd, 0600) < 0 || fstat(fd, &st) < 0) {
+	if (sys_fchmod(fd, 0600) < 0 || sys_fstat(fd, &st) < 0) {
 		msg_set_errno(errno, "cannot set up '%s'", rec.path);
 		close(fd);
 		unlink(rec.path);
@@ -755,7 +760,7 @@ static void copy_str(char *dst, size_t cap, const char *s)
 static void fill_identity(struct record_header *h, pid_t pid, int64_t start_ns)
 {
 	h->pid = pid;
-	h->uid = (uint32_t)geteuid();
+	h->uid = (uint32_t)sys_geteuid();
 	h->start_unix_ns = start_ns;
 	h->end_unix_ns = 0;
 	h->update_unix_ns = start_ns;
@@ -773,11 +778,11 @@ void record_init(const char *cmdline, int64_t start_ns)
 
 	/* Under palloc-run no pruning: it writes the exit profile of every
 	 * record when the program is over, then removes them all. */
-	fd = create_file(getpid(), start_ns, !record_kept_for_run());
+	fd = create_file(sys_getpid(), start_ns, !record_kept_for_run());
 	if (fd < 0)
 		warn_once(true, msg_last());
-	p = mmap(NULL, RESERVE, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	p = sys_mmap(NULL, RESERVE, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
 		err = errno;
 		if (fd >= 0) {
@@ -823,7 +828,7 @@ void record_init(const char *cmdline, int64_t start_ns)
 	h->version = RECORD_VERSION;
 	h->header_size = sizeof(*h);
 	h->size = RECORD_DATA;
-	fill_identity(h, getpid(), start_ns);
+	fill_identity(h, sys_getpid(), start_ns);
 	memcpy(h->token, rec.token, sizeof(h->token));
 	h->rate = agent_cfg.rate;
 	h->seed = agent_cfg.seed;
@@ -860,11 +865,11 @@ static int map_file_private(void)
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	if (sys_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_dev == rec.dev && st.st_ino == rec.ino &&
 	    (uint64_t)st.st_size >= rec.mapped)
-		p = mmap(rec.base, rec.mapped, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_FIXED, fd, 0);
+		p = sys_mmap(rec.base, rec.mapped, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_FIXED, fd, 0);
 	close(fd);
 	return p == MAP_FAILED ? -1 : 0;
 }
@@ -875,13 +880,13 @@ static int copy_anon(void)
 {
 	void *tmp, *p;
 
-	tmp = mmap(NULL, rec.used, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	tmp = sys_mmap(NULL, rec.used, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (tmp == MAP_FAILED)
 		return -1;
 	memcpy(tmp, rec.base, rec.used);
-	p = mmap(rec.base, rec.mapped, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	p = sys_mmap(rec.base, rec.mapped, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	if (p != MAP_FAILED)
 		memcpy(rec.base, tmp, rec.used);
 	munmap(tmp, rec.used);
@@ -932,8 +937,8 @@ static int fork_own_file(pid_t pid, int64_t start_ns)
 			goto fail;
 		off += (uint64_t)w;
 	}
-	p = mmap(rec.base, rec.mapped, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED, fd, 0);
+	p = sys_mmap(rec.base, rec.mapped, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_FIXED, fd, 0);
 	if (p == MAP_FAILED)
 		goto fail;
 	close(fd);
@@ -1018,13 +1023,13 @@ void record_after_fork_child(void)
 		/* A child that does not profile: out of the file. */
 		detach_private(false);
 		return;
-	} else if (fork_own_file(getpid(), start_ns) < 0) {
+	} else if (fork_own_file(sys_getpid(), start_ns) < 0) {
 		detach_private(true);
 		fmt_warn("warning: no record of this fork child kept: %s",
 			 msg_last());
 	}
 	fork_repair(h);
-	fill_identity(h, getpid(), start_ns);
+	fill_identity(h, sys_getpid(), start_ns);
 	h->parent_pid = parent;
 	h->flags |= RECORD_F_FORKED;
 	h->title[0] = '\0';
@@ -1063,7 +1068,9 @@ static void allocator_snapshot_locked(void)
 	 * single-threaded glibc takes no lock in malloc), so signals wait
 	 * until the figures are taken. */
 	agent_guard_enter();
-	sigfillset(&all);
+	/* Every signal (sigfillset() without its call: pthread_sigmask
+	 * leaves the C library's internal ones unblocked either way). */
+	memset(&all, 0xff, sizeof(all));
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	/* rec.text, set with the append (a fork between the two knows of
 	 * the entry), not a->text (a fork child's may be its parent's). */

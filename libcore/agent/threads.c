@@ -6,6 +6,7 @@
  */
 #include "hooks_int.h"
 #include "sampler.h"
+#include "sys.h"
 
 #include <sched.h>
 #include <time.h>
@@ -147,7 +148,7 @@ static uint64_t seed_serial;
  * and the weight table a freed slot keeps. */
 static void thread_attach(struct agent_thread *t)
 {
-	struct record_thread *s = record_thread_slot((int)gettid());
+	struct record_thread *s = record_thread_slot((int)sys_gettid());
 
 	t->slot = s;
 	if (s && s->recs && s->recs_cap && !t->recs) {
@@ -171,7 +172,7 @@ void agent_thread_setup(struct agent_thread *t)
 	} else {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		t->rng = sampler_seed(
-			(uint64_t)getpid() << 32 ^ (uint64_t)gettid(),
+			(uint64_t)sys_getpid() << 32 ^ (uint64_t)sys_gettid(),
 			(uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30,
 			(uintptr_t)t);
 	}
@@ -393,7 +394,7 @@ void agent_threads_after_fork_child(void)
 		t->state = AGENT_THREAD_LIVE;
 		thread_sync(t);
 		if (t->slot)
-			t->slot->tid = (int32_t)gettid();
+			t->slot->tid = (int32_t)sys_gettid();
 	}
 	record_seq_end();
 	t->name_time_ns = 0;

@@ -82,25 +82,38 @@ bool unseen_is_go(void)
 	return is_go;
 }
 
-/* "Key:   123 kB" in /proc/self/status, as bytes; -1 when absent. */
-static int64_t status_kb(const char *status, const char *key)
+/*
+ * The "Key:   123 kB" lines of /proc/self/status for keys[0, n), as bytes
+ * in out[] (-1 when absent or malformed), in one pass over its lines.
+ */
+static void status_kb(const char *status, const char *const *keys, int64_t *out,
+		      size_t n)
 {
-	size_t klen = strlen(key);
-	int64_t v = 0;
-
+	for (size_t i = 0; i < n; i++)
+		out[i] = -1;
 	for (const char *p = status; p && *p; p = strchr(p, '\n'), p += !!p) {
-		if (strncmp(p, key, klen) != 0 || p[klen] != ':')
+		const char *c = strchr(p, ':');
+		size_t i, klen;
+		int64_t v = 0;
+
+		if (!c)
+			return;
+		klen = (size_t)(c - p);
+		for (i = 0; i < n; i++)
+			if (keys[i][0] == p[0] &&
+			    strncmp(keys[i], p, klen) == 0 && !keys[i][klen])
+				break;
+		if (i == n)
 			continue;
-		p += klen + 1;
+		p = c + 1;
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (*p < '0' || *p > '9')
-			return -1;
+			continue;
 		while (*p >= '0' && *p <= '9')
 			v = v * 10 + (*p++ - '0');
-		return v * 1024;
+		out[i] = v * 1024;
 	}
-	return -1;
 }
 
 /* Owners recognised by a mapped file's base name. */
@@ -175,11 +188,14 @@ static void find_owner(struct unseen *u)
 	}
 }
 
-void unseen_measure(struct unseen *u, int64_t heap_peak_bytes, bool owner)
+void unseen_measure(struct unseen *u, int64_t heap_peak_bytes,
+		    enum unseen_owner owner)
 {
+	static const char *const keys[] = {"RssAnon", "VmHWM", "RssFile",
+					   "RssShmem"};
 	char status[4096];
 	struct allocstats_comparable c;
-	int64_t hwm, file, shmem, own, base;
+	int64_t kb[4], hwm, file, shmem, own, base;
 
 	memset(u, 0, sizeof(*u));
 	u->anon_bytes = u->anon_peak_bytes = u->unseen_bytes = -1;
@@ -192,10 +208,11 @@ void unseen_measure(struct unseen *u, int64_t heap_peak_bytes, bool owner)
 		u->heap_bytes = 0;
 	if (smallfile_read("/proc/self/status", status, sizeof(status)) <= 0)
 		return;
-	u->anon_bytes = status_kb(status, "RssAnon");
-	hwm = status_kb(status, "VmHWM");
-	file = status_kb(status, "RssFile");
-	shmem = status_kb(status, "RssShmem");
+	status_kb(status, keys, kb, 4);
+	u->anon_bytes = kb[0];
+	hwm = kb[1];
+	file = kb[2];
+	shmem = kb[3];
 	if (u->anon_bytes < 0)
 		return;
 	u->anon_peak_bytes = u->anon_bytes;
@@ -214,7 +231,8 @@ void unseen_measure(struct unseen *u, int64_t heap_peak_bytes, bool owner)
 		u->unseen_bytes = 0;
 	u->most = u->unseen_bytes >= UNSEEN_MIN_BYTES &&
 		  u->unseen_bytes > base / 2;
-	if (owner || u->most)
+	if (owner == UNSEEN_OWNER_ALWAYS ||
+	    (owner == UNSEEN_OWNER_IF_MOST && u->most))
 		find_owner(u);
 }
 

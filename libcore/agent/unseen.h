@@ -44,12 +44,21 @@ void unseen_init(void);
 /* Go: the executable carries the Go build id note (unseen_init). */
 bool unseen_is_go(void);
 
+/* When unseen_measure() looks for the likely owner (a read of
+ * /proc/self/maps): never (nothing the agent writes will name it), when
+ * most is set (the warning names it only then), always. */
+enum unseen_owner {
+	UNSEEN_OWNER_NEVER,
+	UNSEEN_OWNER_IF_MOST,
+	UNSEEN_OWNER_ALWAYS,
+};
+
 /* Measure now. heap_peak_bytes: the sampled or exact peak of the malloc
  * heap (requested bytes plus overhead), or -1 when unknown (rate 0):
  * then only the current figures are compared. The likely owner is found
- * (a read of /proc/self/maps) when owner is true or most is set, else
- * u->owner and u->hint stay NULL: the warning names it only then. */
-void unseen_measure(struct unseen *u, int64_t heap_peak_bytes, bool owner);
+ * as owner says, else u->owner and u->hint stay NULL. */
+void unseen_measure(struct unseen *u, int64_t heap_peak_bytes,
+		    enum unseen_owner owner);
 
 /* The warning for u->most, without "palloc: warning: ", into buf[cap]:
  * "most of this process's memory did not come through malloc: ...". */

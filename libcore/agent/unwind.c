@@ -14,6 +14,7 @@
 
 #include "msg.h"
 #include "unwind.h"
+#include "sys.h"
 
 /*
  * Set once by unwind_init() before the hooks go live, then only read: a
@@ -328,8 +329,8 @@ static bool unwind_read_checked(uintptr_t addr, unw_word_t *val)
 	int saved = errno;
 	long r;
 
-	r = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, &remote,
-		    1L, 0L);
+	r = syscall(SYS_process_vm_readv, (long)sys_getpid(), &local, 1L,
+		    &remote, 1L, 0L);
 	if (r == (long)sizeof(*val)) {
 		errno = saved;
 		return true;

@@ -3,16 +3,21 @@
 #include "num.h"
 #include "msg.h"
 
-#include <ctype.h>
+/* isdigit() in every locale, without the C library's table: inside the
+ * agent, __ctype_b_loc is one more function bound at every start. */
+static bool num_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
 
 static int parse_digits(const char *s, uint64_t *out, const char **end)
 {
 	uint64_t v = 0;
 	const char *p = s;
 
-	if (!isdigit((unsigned char)*p))
+	if (!num_digit(*p))
 		return -1;
-	for (; isdigit((unsigned char)*p); p++) {
+	for (; num_digit(*p); p++) {
 		unsigned d = (unsigned)(*p - '0');
 
 		if (v > (UINT64_MAX - d) / 10)
@@ -88,9 +93,9 @@ int num_parse_seconds(const char *s, uint64_t *ns)
 		return msg_set("not a non-negative number of seconds");
 	if (*end == '.') {
 		end++;
-		if (!isdigit((unsigned char)*end))
+		if (!num_digit(*end))
 			return msg_set("not a non-negative number of seconds");
-		for (; isdigit((unsigned char)*end); end++) {
+		for (; num_digit(*end); end++) {
 			scale /= 10;
 			frac += (uint64_t)(*end - '0') * scale;
 		}
