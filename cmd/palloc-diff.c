@@ -12,6 +12,7 @@
 #include "json.h"
 #include "msg_cli.h"
 #include "num.h"
+#include "outfile.h"
 #include "pprof.h"
 #include "report.h"
 
@@ -383,6 +384,11 @@ int main(int argc, char **argv)
 			  want_json ? "json" : "top");
 	if (!output && !want_json && !gate.on)
 		want_top = true;
+	/* A FIFO, symlink or device at -o: refused now, before the reading. */
+	if (output && outfile_check(output) < 0) {
+		msg_error("%s", msg_last());
+		goto out;
+	}
 
 	base = read_profile(base_path);
 	if (!base)
@@ -435,7 +441,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (output && pprof_write_file(d.profile, output) < 0) {
-		msg_error("cannot write '%s': %s", output, msg_last());
+		msg_error("%s", msg_last()); /* "cannot write 'PATH': why" */
 		goto out;
 	}
 	/* A write error on stdout is reported at exit (msg_init). */

@@ -391,7 +391,7 @@ static int output_profile(struct pprof_profile *p, pid_t pid, const char *file,
 	}
 	/* The file first: a failure leaves nothing half-written anywhere. */
 	if (o->output && pprof_write_file(p, o->output) < 0) {
-		msg_error("cannot write '%s': %s", o->output, msg_last());
+		msg_error("%s", msg_last()); /* "cannot write 'PATH': why" */
 		goto out;
 	}
 	/* A write error on stdout is reported at exit (msg_init). */
@@ -714,5 +714,10 @@ int main(int argc, char **argv)
 	}
 	if (o.allocs && !o.sample_arg && (o.want_top || o.folded || o.json))
 		o.sample_arg = "alloc_space";
+	/* A FIFO, symlink or device at -o: refused now, not after the work. */
+	if (o.output && outfile_check(o.output) < 0) {
+		msg_error("%s", msg_last());
+		return PALLOC_EXIT_TROUBLE;
+	}
 	return pid ? dump_pid(pid, &o) : dump_file(operand, &o);
 }

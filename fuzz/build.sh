@@ -47,6 +47,7 @@ for t in "$@"; do
 	pprof_decode_fuzz)
 		# shellcheck disable=SC2086
 		build "$t" "libprotobuf-c zlib" "" "$here/$t.c" $pprof \
+			"$lc/tools/pprof_read.c" "$lc/base/num.c" \
 			"$lc/base/msg.c" ;;
 	procfs_fuzz)
 		build "$t" jansson "" "$here/$t.c" "$here/fuzz_util.c" \

@@ -1,35 +1,32 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Output to a path that is no regular file (a FIFO here; /dev/null in real
-# use) is written in place: the atomic temporary-name-then-rename would
-# replace the node with a regular file (as root, /dev/null itself).
+# Output to a path that is no regular file. A FIFO at the name is never
+# opened (someone may have planted it: it would hang the command, or hand
+# its data to whoever reads it; t/0008 plants every kind): the command
+# ends at once with exit 2. The user's own streams are written in place:
+# "/dev/fd/N" (bash's >(...)) and /dev/null (nothing), which the atomic
+# temporary-name-then-rename would replace with a regular file.
 . "$top_srcdir/t/lib.sh"
-need mkfifo pprof-gen
-plan 6
+need mkfifo pprof-gen gzip
+plan 8
 
 pprof-gen known base.pb.gz >/dev/null 2>&1 || { echo "Bail out! pprof-gen"; exit 1; }
 
-# to_fifo NAME CMD...: CMD writes to ./NAME.fifo, read by cat into NAME.out.
-to_fifo() {
-	_name=$1
-	shift
-	rm -f "$_name.fifo" && mkfifo "$_name.fifo" || return 1
-	cat "$_name.fifo" >"$_name.out" &
-	_cat=$!
-	"$@"
-	_rc=$?
-	wait $_cat
-	[ $_rc -eq 0 ]
-}
-
-check "palloc-diff -o FIFO succeeds" \
-	to_fifo diff palloc-diff -o diff.fifo base.pb.gz base.pb.gz
-check "palloc-diff -o FIFO: still a FIFO, data went through it" \
-	test -p diff.fifo -a -s diff.out
-check "palloc-dump FILE -o FIFO succeeds" \
-	to_fifo dump palloc-dump -o dump.fifo base.pb.gz
-check "palloc-dump -o FIFO: still a FIFO, a gzipped profile went through" \
-	sh -c 'test -p dump.fifo && gzip -t <dump.out'
+mkfifo diff.fifo dump.fifo
+timeout_run 30 palloc-diff -o diff.fifo base.pb.gz base.pb.gz 2>err
+check "palloc-diff -o FIFO: exit 2 at once" test $? -eq 2
+check "palloc-diff -o FIFO: still a FIFO, the reason said" \
+	sh -c 'test -p diff.fifo && grep -qx "palloc-diff: cannot write .diff.fifo.: it is a FIFO" err'
+timeout_run 30 palloc-dump -o dump.fifo base.pb.gz 2>err
+check "palloc-dump FILE -o FIFO: exit 2 at once, still a FIFO" \
+	test $? -eq 2 -a -p dump.fifo
+# A pipe the user hands down: written in place.
+check "palloc-dump -o /dev/fd/3 into a pipe: a gzipped profile went through" \
+	sh -c 'palloc-dump -o /dev/fd/3 base.pb.gz 3>&1 >/dev/null | gzip -t'
+check "palloc-diff -o /dev/fd/3 succeeds" \
+	sh -c 'palloc-diff -o /dev/fd/3 base.pb.gz base.pb.gz 3>fd.out && gzip -t <fd.out'
+check "palloc-dump -o /dev/null: exit 0, still a device" \
+	sh -c 'palloc-dump -o /dev/null base.pb.gz && test -c /dev/null'
 
 # The agent never writes into a FIFO (issue 11 item 7: a FIFO planted at
 # the output name hung the program and handed its profile to whoever read

@@ -40,24 +40,25 @@ if ! [ -x /usr/bin/time ]; then
 	for i in 1 2 3 4 5; do skip "no /usr/bin/time (Debian: time)"; done
 	done_testing
 fi
-# 2 GiB of holes: refused by its size, unread.
+# 2 GiB of holes: refused by its size (past the 256 MiB limit), unread.
 truncate -s 2G sparse.pb.gz
 expect_fail 2 peak_kb rss palloc-dump sparse.pb.gz 2>err
 check "2 GiB sparse file: one line, exit 2" one_line err \
-	"palloc-dump: cannot read profile 'sparse.pb.gz': larger than 1073741824 bytes (2147483648)"
+	"palloc-dump: cannot read profile 'sparse.pb.gz': larger than 268435456 bytes (2147483648; the limit, PALLOC_PROFILE_MAX)"
 check "2 GiB sparse file: unread ($(cat rss) KiB)" test "$(cat rss)" -lt 65536
 expect_fail 2 peak_kb rss palloc-diff base.pb.gz sparse.pb.gz 2>err
 check "palloc-diff, 2 GiB sparse file: unread ($(cat rss) KiB)" \
 	test "$(cat rss)" -lt 65536
 
 # A gzip bomb: 70 members of 16 MiB of zeros, 5 MB that inflate to
-# 1.1 GiB, past the 1 GiB limit. Counted in 64 KiB pieces, never held.
+# 1.1 GiB. Inflated in 64 KiB pieces, refused at its first byte (no
+# profile starts with field 0), never held.
 head -c 16777216 /dev/zero | gzip -1 >m.gz || exit 99
 i=0
 while [ $i -lt 70 ]; do cat m.gz; i=$((i + 1)); done >bomb.pb.gz
 expect_fail 2 peak_kb rss palloc-dump bomb.pb.gz 2>err
 check "gzip bomb: one line, exit 2" one_line err \
-	"palloc-dump: cannot decode profile 'bomb.pb.gz': profile is larger than 1073741824 bytes uncompressed"
+	"palloc-dump: cannot decode profile 'bomb.pb.gz': malformed protobuf at byte 0: invalid field number 0"
 check "gzip bomb: never inflated whole ($(cat rss) KiB)" \
 	test "$(cat rss)" -lt 65536
 done_testing

@@ -214,16 +214,47 @@ struct pprof_profile *pprof_delta(const struct pprof_allocator *alloc,
 				  const struct pprof_profile *p1);
 
 /*
- * Read and decode a file: "-" is stdin, "/dev/fd/N" an open descriptor
- * (both may be pipes); any other path must be a regular file (infile.h:
- * a FIFO or a device is refused, never opened) of at most PPROF_MAX_SIZE
- * bytes, refused unread when larger. NULL with msg_set() on error, naming
- * the path: "cannot read profile 'PATH': not a regular file (a FIFO)".
+ * The commands' one way to read a profile (tools/pprof_file.c; commands
+ * only). The file is read and inflated in 64 KiB pieces, and its
+ * top-level fields are checked as they arrive (a field key of
+ * profile.proto's Profile with its wire type, a length within the
+ * limit): bytes that stop being a profile (a gzip bomb of zeros, a sparse
+ * file) are refused at once, holding at most a few pieces. A stream that
+ * passes the limit, uncompressed, is refused as soon as it does (a
+ * regular file larger than the limit, unread). Memory: the profile's
+ * uncompressed bytes (grown by doubling) and then its decoded form, plus
+ * 64 KiB of input and zlib's 44 KiB.
+ *
+ * The limit: PPROF_READ_MAX, or the environment's PALLOC_PROFILE_MAX in
+ * bytes (suffixes K, M, G as num_parse_u64(); 0 or a bad value: the
+ * default) for the rare larger profile. palloc(7) SECURITY documents it.
+ */
+#define PPROF_READ_MAX ((size_t)256 << 20)
+
+/* The limit in force: PALLOC_PROFILE_MAX or PPROF_READ_MAX. */
+size_t pprof_read_limit(void);
+
+/*
+ * Read fd to its end (a pipe too) and decode it, at most max bytes
+ * uncompressed (0: pprof_read_limit()). NULL with msg_set() saying why,
+ * without a name: "larger than the limit of N bytes uncompressed
+ * (PALLOC_PROFILE_MAX)", "not a profile: ...". fd is not closed.
+ */
+struct pprof_profile *pprof_read_fd(int fd, size_t max);
+
+/*
+ * Read and decode a file with pprof_read_fd(): "-" is stdin, "/dev/fd/N"
+ * an open descriptor (both may be pipes); any other path must be a
+ * regular file (infile.h: a FIFO or a device is refused, never opened).
+ * NULL with msg_set() on error, naming the path: "cannot read profile
+ * 'PATH': not a regular file (a FIFO)".
  */
 struct pprof_profile *pprof_read_file(const char *path);
 
-/* Write gzipped to path atomically (temporary name, rename; "-": stdout).
- * 0 or -1. */
+/* Write gzipped to path with outfile.h's rules (an exclusive temporary
+ * renamed into place; never through a symlink, into a FIFO, a socket or a
+ * device; "-": stdout). 0, or -1 with msg_set() "cannot write 'PATH': why"
+ * (the path named once). */
 int pprof_write_file(const struct pprof_profile *p, const char *path);
 
 #endif /* PALLOC_PPROF_H */

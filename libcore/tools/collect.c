@@ -216,8 +216,6 @@ const struct collect_item *collect_items(const struct collect *c, size_t *n)
 struct pprof_profile *collect_read(const struct collect_item *it, mode_t *mode)
 {
 	struct pprof_profile *p = NULL;
-	unsigned char *buf = NULL;
-	size_t len = 0;
 	struct stat st;
 	int fd;
 
@@ -238,24 +236,8 @@ struct pprof_profile *collect_read(const struct collect_item *it, mode_t *mode)
 			(long long)st.st_size);
 		goto out;
 	}
-	buf = malloc((size_t)st.st_size);
-	if (!buf) {
-		msg_set_errno(ENOMEM, "cannot read profile '%s'", it->path);
-		goto out;
-	}
-	while (len < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			msg_set_errno(n < 0 ? errno : EIO,
-				      "cannot read profile '%s'", it->path);
-			goto out;
-		}
-		len += (size_t)n;
-	}
-	p = pprof_decode(buf, len, 0, NULL);
+	/* The commands' one reader: streamed, bounded (pprof.h). */
+	p = pprof_read_fd(fd, 0);
 	if (!p) {
 		char why[MSG_MAX];
 
@@ -264,7 +246,6 @@ struct pprof_profile *collect_read(const struct collect_item *it, mode_t *mode)
 	}
 	*mode = st.st_mode & 07777;
 out:
-	free(buf);
 	close(fd);
 	return p;
 }

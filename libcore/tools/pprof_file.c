@@ -4,17 +4,16 @@
 #include "msg.h"
 #include "outfile.h"
 #include "infile.h"
+#include "pprof_read.h"
 
 #include <unistd.h>
 
 struct pprof_profile *pprof_read_file(const char *path)
 {
-	struct pprof_profile *p = NULL;
-	unsigned char *buf = NULL;
+	struct pprof_profile *p;
 	char why[MSG_MAX];
-	size_t len = 0;
 	int fd = infile_fd_path(path);
-	bool own = false;
+	bool own = false, io = true;
 
 	if (strcmp(path, "-") == 0) {
 		fd = STDIN_FILENO;
@@ -27,18 +26,12 @@ struct pprof_profile *pprof_read_file(const char *path)
 		}
 		own = true;
 	}
-	if (infile_read_fd(fd, PPROF_MAX_SIZE, &buf, &len) < 0) {
-		snprintf(why, sizeof(why), "%s", msg_last());
-		msg_set("cannot read profile '%s': %s", path, why);
-		goto out;
-	}
-	p = pprof_decode(buf, len, 0, NULL);
+	p = pprof_read_fd_io(fd, 0, &io);
 	if (!p) {
 		snprintf(why, sizeof(why), "%s", msg_last());
-		msg_set("cannot decode profile '%s': %s", path, why);
+		msg_set("cannot %s profile '%s': %s", io ? "read" : "decode",
+			path, why);
 	}
-out:
-	free(buf);
 	if (own)
 		close(fd);
 	return p;
@@ -54,7 +47,7 @@ int pprof_write_file(const struct pprof_profile *p, const char *path)
 	if (fflush(o.fp) != 0 || pprof_write_fd(p, fileno(o.fp)) < 0) {
 		snprintf(why, sizeof(why), "%s", msg_last());
 		outfile_abort(&o);
-		return msg_set("cannot write profile '%s': %s", path, why);
+		return msg_set("cannot write '%s': %s", path, why);
 	}
 	return outfile_commit(&o);
 }

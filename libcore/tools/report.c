@@ -5,6 +5,7 @@
 
 #include <math.h>
 
+#include "hash.h"
 #include "json.h"
 #include "cli.h"
 #include "msg_cli.h"
@@ -29,12 +30,8 @@ struct builder {
 
 static uint64_t str_hash(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = hash_fnv1a(HASH_FNV1A_INIT, s, strlen(s));
 
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
 	return h ^ (h >> 29);
 }
 

@@ -2,6 +2,7 @@
 /* palloc-run's records: the run's directory, profiles made from records. */
 #include "common.h"
 #include "cgroup.h"
+#include "clock.h"
 #include "msg.h"
 #include "pattern.h"
 #include "pprof_comments.h"
@@ -72,14 +73,6 @@ struct runrec {
 	struct watched *w;
 	size_t nw, capw;
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int64_t now_unix_ns(void)
 {
@@ -390,7 +383,8 @@ static struct watched *watched_of(struct runrec *r,
 	memset(w, 0, sizeof(*w));
 	w->pid = l->pid;
 	w->start_ns = l->start_ns;
-	w->next_ms = now_ms() + (long long)(r->cfg.interval_ns / 1000000);
+	w->next_ms =
+		clock_mono_ms() + (long long)(r->cfg.interval_ns / 1000000);
 	snprintf(w->path, sizeof(w->path), "%s", l->path);
 	w->uid = l->uid;
 	return w;
@@ -468,7 +462,7 @@ static bool pressure_read(struct watched *w, struct pprof_comment_pressure *m)
 	memset(m, 0, sizeof(*m));
 	if (!w->usage_file[0]) {
 		struct cgroup_mem cg;
-		long long now = now_ms();
+		long long now = clock_mono_ms();
 
 		if (now < w->cgroup_ms)
 			return false;
@@ -545,7 +539,7 @@ static void watch_once(struct runrec *r, bool *warned)
 {
 	struct record_listing *l;
 	size_t n;
-	long long now = now_ms();
+	long long now = clock_mono_ms();
 
 	if (record_list(r->dir, &l, &n) < 0)
 		return;
@@ -615,7 +609,7 @@ static void *watch_main(void *arg)
 {
 	struct runrec *r = arg;
 	bool warned = false, near = false;
-	long long next = now_ms() + TICK_MS;
+	long long next = clock_mono_ms() + TICK_MS;
 
 	for (;;) {
 		struct pollfd pf = {.fd = r->wake[0], .events = POLLIN};
@@ -623,8 +617,8 @@ static void *watch_main(void *arg)
 
 		if (rc > 0 || (rc < 0 && errno != EINTR))
 			break;
-		if (now_ms() >= next) {
-			next = now_ms() + TICK_MS;
+		if (clock_mono_ms() >= next) {
+			next = clock_mono_ms() + TICK_MS;
 			watch_once(r, &warned);
 		} else {
 			/* Between listings: the cgroups near a threshold. */

@@ -21,6 +21,7 @@
 
 #include "allocinfo.h"
 #include "cgroup.h"
+#include "clock.h"
 #include "msg_cli.h"
 #include "num.h"
 #include "pprof.h"
@@ -69,14 +70,6 @@ struct serve {
 	pthread_t threads[SERVE_WORKERS + 1];
 	size_t n_threads;
 };
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 /* ---- the set of processes ---- */
 
@@ -262,7 +255,7 @@ static void log_refusal(struct serve *s, const char *fmt, ...)
 
 static void log_refusal(struct serve *s, const char *fmt, ...)
 {
-	long now = now_ms();
+	long now = (long)clock_mono_ms();
 	unsigned skipped;
 	char line[256];
 	va_list ap;
@@ -548,7 +541,8 @@ static void run_delta(struct job *j)
 	}
 	if (!j->p0) {
 		j->p0 = p;
-		j->deadline_ms = now_ms() + (long)j->seconds * 1000;
+		j->deadline_ms =
+			(long)clock_mono_ms() + (long)j->seconds * 1000;
 		return;
 	}
 	d = pprof_delta(NULL, j->p0, p);
@@ -854,7 +848,7 @@ static void *waiter(void *arg)
 	pthread_mutex_lock(&s->lock);
 	while (!s->stopping || s->waiting) {
 		struct job **pp = &s->waiting;
-		long now = now_ms();
+		long now = (long)clock_mono_ms();
 		struct timespec ts;
 
 		while (*pp) {

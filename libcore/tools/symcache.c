@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* On-disk symbol index per build id (see symcache.h). */
 #include "symcache.h"
+#include "hash.h"
 
 #include <dirent.h>
 #include <stddef.h>
@@ -519,11 +520,7 @@ struct symcache_writer *symcache_writer_new(const struct symcache_key *k,
 
 static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	return hash_mix(hash_fnv1a(HASH_FNV1A_INIT, s, strlen(s)));
 }
 
 static bool rehash(struct symcache_writer *w)
