@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: MIT
+# t/lib-attach.sh: palloc-run -p in the background, for t/313x (after
+# t/lib.sh). Every background process the helpers start is in $bg_pids;
+# the EXIT trap set here kills those still running, by pid.
+#
+#   attach_start PID ERR ARGS...  palloc-run -p PID ARGS, stderr in ERR,
+#                                 stdout nowhere; $rp its pid; true once
+#                                 it says it attached
+#   attach_stop [SIGNAL]          SIGINT (or SIGNAL) to $rp, its status
+#                                 in $rc; killed after 60 s (then $rc is
+#                                 137 and the test fails, it does not hang)
+#   bg CMD...                     CMD in the background, stdout and stderr
+#                                 where the caller redirects them; $! kept
+
+bg_pids=
+trap 'for _p in $bg_pids; do kill -KILL "$_p" 2>/dev/null; done
+	cd /; rm -rf "$T" "$PALLOC_RECORD_DIR"' EXIT
+
+bg_add() { bg_pids="$bg_pids $*"; }
+
+# ended PID: PID is gone or a zombie.
+ended() {
+	! [ -e "/proc/$1/stat" ] || [ "$(cut -d' ' -f3 "/proc/$1/stat")" = Z ]
+}
+
+_attached_or_gone() {
+	grep -q "^palloc-run: attached to process $_a_pid;" "$_a_err" ||
+		ended "$rp"
+}
+
+attach_start() {
+	_a_pid=$1 _a_err=$2
+	shift 2
+	# the last cycle's line must not count: the shell truncates the file
+	# only in the child, which may not have run yet
+	rm -f "$_a_err"
+	palloc-run -p "$_a_pid" "$@" >/dev/null 2>"$_a_err" &
+	rp=$!
+	bg_add "$rp"
+	retry 300 0.1 _attached_or_gone
+	grep -q "^palloc-run: attached to process $_a_pid;" "$_a_err"
+}
+
+attach_stop() {
+	kill -"${1:-INT}" "$rp" 2>/dev/null
+	retry 600 0.1 ended "$rp" || kill -KILL "$rp"
+	wait "$rp"
+	rc=$?
+}
+
+# threads PID, tracer PID, agents PID: its thread count, its tracer's pid
+# (0: none), how many mappings of the agent it has.
+threads() { awk '/^Threads:/ { print $2 }' "/proc/$1/status"; }
+tracer() { awk '/^TracerPid:/ { print $2 }' "/proc/$1/status"; }
+agents() { grep -c 'libpalloc\.so' "/proc/$1/maps"; }
