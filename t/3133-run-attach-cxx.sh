@@ -8,10 +8,6 @@
 # work again, keeps its thread count and exits 0.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 . "$top_srcdir/t/lib-attach.sh"
-need_agent
-need palloc-run palloc-dump
-need_ptrace
-[ "$(uname -m)" = x86_64 ] || skip_all "attaching is implemented on x86-64 only"
 [ -x /usr/bin/g++ ] || skip_all "g++ is not installed"
 
 plan 12

@@ -9,10 +9,6 @@
 #   attached, and another after the detach.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 . "$top_srcdir/t/lib-attach.sh"
-need_agent
-need palloc-run palloc-dump
-need_ptrace
-[ "$(uname -m)" = x86_64 ] || skip_all "attaching is implemented on x86-64 only"
 [ "$(id -u)" = 0 ] ||
 	skip_all "the servers run as other users only when root starts them"
 command -v setpriv >/dev/null 2>&1 || skip_all "setpriv is not installed"
@@ -34,27 +30,7 @@ free_port() {
 if command -v nginx >/dev/null 2>&1 && command -v curl >/dev/null 2>&1; then
 	port=$(free_port)
 	mkdir -m 755 tmp
-	cat >nginx.conf <<CONF
-daemon off;
-master_process on;
-worker_processes 1;
-user nobody nogroup;
-pid $T/nginx.pid;
-error_log $T/error.log;
-events { worker_connections 64; }
-http {
-	access_log off;
-	client_body_temp_path $T/tmp/body;
-	proxy_temp_path $T/tmp/proxy;
-	fastcgi_temp_path $T/tmp/fastcgi;
-	uwsgi_temp_path $T/tmp/uwsgi;
-	scgi_temp_path $T/tmp/scgi;
-	server {
-		listen 127.0.0.1:$port;
-		location / { return 200 "hello from nginx\n"; }
-	}
-}
-CONF
+	nginx_conf "$port" 1 >nginx.conf
 	nginx -p "$T" -c "$T/nginx.conf" -e "$T/error.log" \
 		>nginx.out 2>nginx.err &
 	master=$!

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # t/lib-attach.sh: palloc-run -p in the background, for t/313x (after
 # t/lib.sh). Every background process the helpers start is in $bg_pids;
-# the EXIT trap set here kills those still running, by pid.
+# the EXIT trap set here kills those still running, by pid. Sourcing it
+# skips the test where palloc-run -p cannot work.
 #
 #   attach_start PID ERR ARGS...  palloc-run -p PID ARGS, stderr in ERR,
 #                                 stdout nowhere; $rp its pid; true once
@@ -11,6 +12,12 @@
 #                                 137 and the test fails, it does not hang)
 #   bg CMD...                     CMD in the background, stdout and stderr
 #                                 where the caller redirects them; $! kept
+
+# The prerequisites of every palloc-run -p test (skip_all otherwise).
+need_agent
+need palloc-run palloc-dump
+need_ptrace
+[ "$(uname -m)" = x86_64 ] || skip_all "attaching is implemented on x86-64 only"
 
 bg_pids=
 trap 'for _p in $bg_pids; do kill -KILL "$_p" 2>/dev/null; done
