@@ -15,9 +15,15 @@
  * but its record) and rewrites the GOT entries (JUMP_SLOT and GLOB_DAT
  * relocations) of every loaded object but its own, the loader's and the
  * vdso's that lead to the malloc family or C++'s operators new and
- * delete, so that they lead to its hooks; objects loaded later are
- * patched at the next slow path of a hooked call (at most every 100
- * ms). palloc_detach() writes every entry back; the library stays
+ * delete, dlopen, dlsym and dlclose, so that they lead to its hooks.
+ * Objects dlopened later are patched before dlopen returns when calling
+ * dlopen from the agent changes nothing for the program (attach.c: a
+ * path, or an object without RPATH/RUNPATH, in the base namespace),
+ * else at the next slow path of a hooked call (at most every 100 ms);
+ * dlsym of a malloc family name answers the agent's hook where it would
+ * answer the function the loader binds. palloc_detach() writes every
+ * entry back (pointers dlsym gave meanwhile stay the agent's: its hooks
+ * forward); the library stays
  * loaded, idle; a later palloc_attach() hooks again, into the same
  * record.
  *
