@@ -106,11 +106,6 @@ check "the same descriptors after the detach" \
 echo go >&3
 check "runs on after the detach: the work again" \
 	retry 300 0.1 grep -qx 'done 2' out.txt
-echo quit >&3
-exec 3>&-
-retry 300 0.1 ended "$tp"
-wait "$tp"
-check "exits 0" test $? -eq 0
-check "nothing on its stderr" test ! -s err.txt
+quit_target
 
 done_testing

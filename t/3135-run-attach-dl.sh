@@ -175,11 +175,6 @@ retry 300 0.1 sh -c "[ \$(grep -c '^ours ' out.txt) -eq 2 ]"
 check "detached: no GOT entry leads into the agent" \
 	sh -c "grep '^ours ' out.txt | tail -1 | grep -qx 'ours 0'"
 check "dlclose after the detach" say close 'closed 0'
-echo quit >&3
-exec 3>&-
-retry 300 0.1 ended "$tp"
-wait "$tp"
-check "exits 0" test $? -eq 0
-check "nothing on its stderr" test ! -s err.txt
+quit_target
 
 done_testing

@@ -60,3 +60,14 @@ attach_stop() {
 threads() { awk '/^Threads:/ { print $2 }' "/proc/$1/status"; }
 tracer() { awk '/^TracerPid:/ { print $2 }' "/proc/$1/status"; }
 agents() { grep -c 'libpalloc\.so' "/proc/$1/maps"; }
+
+# quit_target: "quit" to the target $tp on fd 3, fd 3 closed; two tests:
+# it exits 0 (waited for up to 30 s), nothing on its stderr (err.txt).
+quit_target() {
+	echo quit >&3
+	exec 3>&-
+	retry 300 0.1 ended "$tp"
+	wait "$tp"
+	check "exits 0" test $? -eq 0
+	check "nothing on its stderr" test ! -s err.txt
+}
