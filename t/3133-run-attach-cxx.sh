@@ -76,12 +76,7 @@ CEOF
 /usr/bin/g++ -O1 -g -o threads threads.cc -lpthread ||
 	{ echo "Bail out! g++ failed"; exit 1; }
 
-mkfifo in || exit 99
-./threads <in >out.txt 2>err.txt &
-tp=$!
-bg_add "$tp"
-exec 3>in
-retry 100 0.1 grep -q '^ready$' out.txt || { echo "Bail out! no ready"; exit 1; }
+start_target ./threads
 thr0=$(threads "$tp")
 fds0=$(ls "/proc/$tp/fd" | sort | tr '\n' ' ')
 

@@ -143,17 +143,7 @@ cc -O1 -g -fPIC -shared -o "$T/liballoc.so" lib.c -Wl,--no-as-needed -lc &&
 	cc -O1 -g -o host host.c -ldl ||
 	{ echo "Bail out! cc failed"; exit 1; }
 
-mkfifo in || exit 99
-./host "$T/liballoc.so" <in >out.txt 2>err.txt &
-tp=$!
-bg_add "$tp"
-exec 3>in
-retry 100 0.1 grep -q '^ready$' out.txt || { echo "Bail out! no ready"; exit 1; }
-# say CMD WANT: CMD sent, true once the line WANT is in out.txt
-say() {
-	printf '%s\n' "$1" >&3
-	retry 300 0.1 grep -qx "$2" out.txt
-}
+start_target ./host "$T/liballoc.so"
 
 check "attached at rate 1" attach_start "$tp" run.err -r 1 -o dl.pb.gz
 check "dlopen while attached, its site called at once" say open opened

@@ -71,3 +71,24 @@ quit_target() {
 	check "exits 0" test $? -eq 0
 	check "nothing on its stderr" test ! -s err.txt
 }
+
+# start_target CMD...: CMD in the background reading from the fifo "in"
+# (fd 3 here), its stdout in out.txt, stderr in err.txt; $tp its pid;
+# bails out unless it says "ready" within 30 s.
+start_target() {
+	rm -f in out.txt err.txt
+	mkfifo in || exit 99
+	"$@" <in >out.txt 2>err.txt &
+	tp=$!
+	bg_add "$tp"
+	exec 3>in
+	retry 300 0.1 grep -q '^ready$' out.txt ||
+		{ echo "Bail out! $1 did not start"; exit 1; }
+}
+
+# say CMD WANT: the line CMD sent to the target, true once the line WANT
+# is in out.txt (30 s at most).
+say() {
+	printf '%s\n' "$1" >&3
+	retry 300 0.1 grep -qx "$2" out.txt
+}

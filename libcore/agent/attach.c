@@ -555,8 +555,10 @@ void attach_safe_point(void)
 
 /* ---- configuration ---- */
 
-static void apply(const char *key, size_t klen, const char *val,
-		  bool token_only)
+/* A second attach asked for a rate the agent cannot change to. */
+static bool rate_refused;
+
+static void apply(const char *key, size_t klen, const char *val, bool again)
 {
 	uint64_t u;
 
@@ -565,15 +567,29 @@ static void apply(const char *key, size_t klen, const char *val,
 	else if (klen == 6 && memcmp(key, "tracer", 6) == 0) {
 		if (num_parse_u64(val, false, &u) == 0 && u && u < INT32_MAX)
 			__atomic_store_n(&tracer, (pid_t)u, __ATOMIC_RELAXED);
-	} else if (token_only)
-		return;
-	else if (klen == 4 && memcmp(key, "rate", 4) == 0) {
-		if (num_parse_u64(val, true, &u) == 0)
+	} else if (klen == 4 && memcmp(key, "rate", 4) == 0) {
+		if (num_parse_u64(val, true, &u) < 0 || u == agent_cfg.rate)
+			return;
+		if (!again) {
 			agent_cfg.rate = u;
+		} else if (u <= 1 || agent_cfg.rate <= 1) {
+			/* rate 1 (every block, weights per thread, every free
+			 * looked up) and 0 are set up at the start only */
+			rate_refused = true;
+		} else {
+			/* each sample is weighed at the rate of its time;
+			 * a thread's countdown drawn before counts once */
+			__atomic_store_n(&agent_cfg.rate, u, __ATOMIC_RELAXED);
+			if (agent_hdr)
+				__atomic_store_n(&agent_hdr->rate, u,
+						 __ATOMIC_RELAXED);
+		}
 	} else if (klen == 9 && memcmp(key, "max_depth", 9) == 0) {
 		if (num_parse_u64(val, false, &u) == 0 && u >= 1 &&
 		    u <= MAX_DEPTH_LIMIT)
 			agent_cfg.max_depth = (unsigned)u;
+	} else if (again) {
+		return;
 	} else if (klen == 6 && memcmp(key, "unwind", 6) == 0) {
 		(void)unwind_parse_mode(val, &agent_cfg.unwind);
 	} else if (klen == 3 && memcmp(key, "dir", 3) == 0) {
@@ -581,9 +597,10 @@ static void apply(const char *key, size_t klen, const char *val,
 	}
 }
 
-/* config: "key=value" lines (attach.h); a second attach takes only its
- * token (the record keeps the first one's settings). */
-static void read_attach_config(const char *config, bool token_only)
+/* config: "key=value" lines (attach.h); a second attach (again) takes
+ * its token, rate and max_depth (the record, its directory and the
+ * unwinder stay the first one's). */
+static void read_attach_config(const char *config, bool again)
 {
 	char line[PATH_MAX + 64];
 
@@ -594,7 +611,7 @@ static void read_attach_config(const char *config, bool token_only)
 		if (eq && n < sizeof(line)) {
 			memcpy(line, eq + 1, n - (size_t)(eq + 1 - config));
 			line[n - (size_t)(eq + 1 - config)] = '\0';
-			apply(config, (size_t)(eq - config), line, token_only);
+			apply(config, (size_t)(eq - config), line, again);
 		}
 		config += n;
 		if (*config)
@@ -633,8 +650,14 @@ PALLOC_EXPORT int palloc_attach(const char *config)
 			rc = -1;
 			goto out;
 		}
-	} else
+	} else {
+		rate_refused = false;
 		read_attach_config(config, true);
+		if (rate_refused) {
+			rc = 2;
+			goto out;
+		}
+	}
 	if (!hooks_on) {
 		__atomic_store_n(&agent_hdr->flags,
 				 agent_hdr->flags | RECORD_F_ATTACHED,

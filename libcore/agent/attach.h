@@ -57,8 +57,11 @@ void attach_safe_point(void);
  * directory), token (32 hex digits). 0 when the hooks are set (the
  * number of entries rewritten in *config's place is not said), -1 when
  * the agent cannot run (its reason written to stderr of the process,
- * as a preloaded agent's warnings are). palloc_detach() returns how many
- * entries it wrote back.
+ * as a preloaded agent's warnings are), 1 when it was preloaded, 2 when
+ * a second attach asks for another rate and either is 1 (or 0): set up
+ * at the start only (then nothing is hooked). A second attach applies
+ * its rate (otherwise) and max_depth; its unwind and dir are ignored.
+ * palloc_detach() returns how many entries it wrote back.
  */
 int palloc_attach(const char *config);
 int palloc_detach(void);
