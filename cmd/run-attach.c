@@ -121,6 +121,23 @@ static int find_record(pid_t pid, const uint8_t token[16], char *path,
 	return 0;
 }
 
+/* The rate of the agent an earlier attach loaded into pid (its record's
+ * header), or 0 when unknown. */
+static uint64_t loaded_rate(pid_t pid)
+{
+	struct record_header h;
+	char path[PATH_MAX];
+	int fd = record_find_live(pid, path, sizeof(path));
+	bool ok;
+
+	if (fd < 0)
+		return 0;
+	ok = pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	     memcmp(h.magic, RECORD_MAGIC, sizeof(h.magic)) == 0;
+	close(fd);
+	return ok ? h.rate : 0;
+}
+
 static void warn_line(const char *what)
 {
 	msg_error_last("warning: %s", what);
@@ -177,6 +194,12 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 			msg_set("it runs the palloc agent already (LD_PRELOAD): "
 				"use palloc-dump %d",
 				(int)o->pid);
+		else if (ret == 2)
+			msg_set("the agent an earlier attach loaded samples at "
+				"rate %llu: -r %s cannot change it (rate 1 is "
+				"set at the first attach only)",
+				(unsigned long long)loaded_rate(o->pid),
+				o->rate);
 		else if (ret != 0)
 			msg_set("the agent could not start (its reason is on "
 				"the process's standard error)");

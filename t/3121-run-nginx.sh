@@ -18,27 +18,7 @@ plan 10
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mkdir -m 755 prof tmp || exit 1
 chmod 755 "$T"
-cat >nginx.conf <<CONF
-daemon off;
-master_process on;
-worker_processes 2;
-user nobody nogroup;
-pid $T/nginx.pid;
-error_log $T/error.log;
-events { worker_connections 64; }
-http {
-	access_log off;
-	client_body_temp_path $T/tmp/body;
-	proxy_temp_path $T/tmp/proxy;
-	fastcgi_temp_path $T/tmp/fastcgi;
-	uwsgi_temp_path $T/tmp/uwsgi;
-	scgi_temp_path $T/tmp/scgi;
-	server {
-		listen 127.0.0.1:$port;
-		location / { return 200 "hello from nginx\n"; }
-	}
-}
-CONF
+nginx_conf "$port" 2 >nginx.conf
 
 palloc-run -o "$T/prof/palloc.%e.%p.pb.gz" \
 	nginx -p "$T" -c "$T/nginx.conf" -e "$T/error.log" \

@@ -169,5 +169,33 @@ peak_kb() {
 # timeout_run SECONDS CMD...: run CMD, killed if it outlives SECONDS.
 timeout_run() { timeout -k 5 "$@"; }
 
+# nginx_conf PORT WORKERS: an nginx.conf on stdout for a server in $T
+# (run as root: a master and WORKERS workers as nobody) answering "hello
+# from nginx" on 127.0.0.1:PORT, its pid in $T/nginx.pid, its temporary
+# files in $T/tmp (to be made, mode 755), no access log.
+nginx_conf() {
+	cat <<CONF
+daemon off;
+master_process on;
+worker_processes $2;
+user nobody nogroup;
+pid $T/nginx.pid;
+error_log $T/error.log;
+events { worker_connections 64; }
+http {
+	access_log off;
+	client_body_temp_path $T/tmp/body;
+	proxy_temp_path $T/tmp/proxy;
+	fastcgi_temp_path $T/tmp/fastcgi;
+	uwsgi_temp_path $T/tmp/uwsgi;
+	scgi_temp_path $T/tmp/scgi;
+	server {
+		listen 127.0.0.1:$1;
+		location / { return 200 "hello from nginx\n"; }
+	}
+}
+CONF
+}
+
 # done_testing: exit non-zero if any test failed (the TAP lines already say).
 done_testing() { [ "$_failed" -eq 0 ]; exit $?; }

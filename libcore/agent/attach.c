@@ -62,9 +62,18 @@ static const struct {
 	{"_ZdlPvSt11align_val_tRKSt9nothrow_t", REAL(zdlpv_al_nt)},
 	{"_ZdaPvSt11align_val_tRKSt9nothrow_t", REAL(zdapv_al_nt)},
 	{"dlclose", -1},
+	/* not exported (a preloaded agent must not interpose them): hooked
+	 * through the stubs below */
+	{"dlopen", -1},
+	{"dlsym", -1},
 };
 #undef REAL
 #define N_HOOKED ARRAY_SIZE(hooked)
+/* The first of the loader's functions in hooked[] (dlclose, dlopen,
+ * dlsym): dlsym maps only the names before it. */
+#define N_ALLOC_HOOKED (N_HOOKED - 3)
+#define I_DLOPEN (N_HOOKED - 2)
+#define I_DLSYM (N_HOOKED - 1)
 
 /* Per function: the agent's hook, where the loader binds it (the first
  * definition), the main executable's canonical PLT entry (or 0). */
@@ -327,6 +336,125 @@ static int unpatch_visit(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* ---- dlopen and dlsym ---- */
+
+/*
+ * glibc's dlopen and dlsym act for their caller, found by their return
+ * address: dlopen searches its RPATH/RUNPATH for a bare name and loads
+ * into its namespace, dlsym(RTLD_NEXT) looks after it. So their hooks
+ * are stubs that ask a "pick" function (the caller's return address as
+ * the third argument) which function to jump to, the stack as the
+ * program left it: the real one (its caller the program's, exactly as
+ * unhooked: objects it loads are patched lazily, at most 100 ms later)
+ * or a wrapper (its caller the agent) when calling from the agent
+ * changes nothing that matters: dlopen of NULL or of a path without
+ * "$", or of a bare name from an object without RPATH/RUNPATH, from the
+ * base namespace (then the new objects are patched before dlopen
+ * returns, their constructors having run unhooked); dlsym of a malloc
+ * family name, handle not RTLD_NEXT, from the base namespace (then the
+ * loader's function found is answered with the agent's hook).
+ */
+static unsigned patch_all(void);
+void attach_dlopen_hook(void);
+void attach_dlsym_hook(void);
+void *attach_dlopen_pick(const char *file, int mode, const void *caller);
+void *attach_dlsym_pick(void *handle, const char *name, const void *caller);
+
+#define PICK_STUB(name, pick)                                                  \
+	__asm__(".text\n"                                                      \
+		".p2align 4\n"                                                 \
+		".globl " #name "\n"                                           \
+		".hidden " #name "\n"                                          \
+		".type " #name ", @function\n" #name ":\n"                     \
+		"\tendbr64\n"                                                  \
+		"\tpush %rdi\n"                                                \
+		"\tpush %rsi\n"                                                \
+		"\tsub $8, %rsp\n"                                             \
+		"\tmov 24(%rsp), %rdx\n"                                       \
+		"\tcall " #pick "\n"                                           \
+		"\tadd $8, %rsp\n"                                             \
+		"\tpop %rsi\n"                                                 \
+		"\tpop %rdi\n"                                                 \
+		"\tjmp *%rax\n"                                                \
+		".size " #name ", .-" #name "\n")
+PICK_STUB(attach_dlopen_hook, attach_dlopen_pick);
+PICK_STUB(attach_dlsym_hook, attach_dlsym_pick);
+
+/* Does calling from the agent instead of caller keep the namespace (and,
+ * path_too, the library search path: caller has no RPATH/RUNPATH)? */
+static bool same_as_agent(const void *caller, bool path_too)
+{
+	struct link_map *lm = NULL;
+	Dl_info info;
+	Lmid_t id = LM_ID_BASE;
+
+	if (!dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm ||
+	    dlinfo(lm, RTLD_DI_LMID, &id) != 0 || id != LM_ID_BASE)
+		return false;
+	for (const ElfW(Dyn) *d = lm->l_ld;
+	     path_too && d && d->d_tag != DT_NULL; d++)
+		if (d->d_tag == DT_RPATH || d->d_tag == DT_RUNPATH)
+			return false;
+	return true;
+}
+
+static void *dlopen_wrapped(const char *file, int mode)
+{
+	void *h = ((void *(*)(const char *, int))real_fn[I_DLOPEN])(file, mode);
+	int saved = errno;
+
+	if (h && __atomic_load_n(&hooks_on, __ATOMIC_ACQUIRE)) {
+		agent_guard_enter();
+		agent_lock(&attach_lock);
+		if (hooks_on)
+			patch_all();
+		agent_unlock(&attach_lock);
+		agent_guard_leave();
+	}
+	errno = saved;
+	return h;
+}
+
+void *attach_dlopen_pick(const char *file, int mode, const void *caller)
+{
+	int saved = errno;
+	bool wrap = __atomic_load_n(&hooks_on, __ATOMIC_ACQUIRE) &&
+		    (!file || (!strchr(file, '$') &&
+			       same_as_agent(caller, !strchr(file, '/'))));
+
+	(void)mode;
+	errno = saved;
+	return wrap ? (void *)dlopen_wrapped : (void *)real_fn[I_DLOPEN];
+}
+
+static void *dlsym_wrapped(void *handle, const char *name)
+{
+	void *f = ((void *(*)(void *, const char *))real_fn[I_DLSYM])(handle,
+								      name);
+	int h = f ? hooked_index(name) : -1;
+
+	if (h >= 0 && (size_t)h < N_ALLOC_HOOKED && hook_fn[h] &&
+	    __atomic_load_n(&hooks_on, __ATOMIC_ACQUIRE) &&
+	    ((uintptr_t)f == real_fn[h] || (uintptr_t)f == canon_fn[h]))
+		return (void *)hook_fn[h];
+	return f;
+}
+
+void *attach_dlsym_pick(void *handle, const char *name, const void *caller)
+{
+	int saved = errno, h;
+	bool wrap = false;
+
+	if (__atomic_load_n(&hooks_on, __ATOMIC_ACQUIRE) && name &&
+	    handle != RTLD_NEXT) {
+		h = hooked_index(name);
+		wrap = h >= 0 && (size_t)h < N_ALLOC_HOOKED &&
+		       same_as_agent(caller, false);
+	}
+	errno = saved;
+	return wrap ? (void *)dlsym_wrapped : (void *)real_fn[I_DLSYM];
+}
+
 /* ---- what the hooks forward to, and the hooks ---- */
 
 /*
@@ -351,7 +479,12 @@ static int resolve(void)
 		struct phdr_definition def;
 		void *c;
 
-		hook_fn[i] = (uintptr_t)dlsym(self, hooked[i].name);
+		if (i == I_DLOPEN)
+			hook_fn[i] = (uintptr_t)attach_dlopen_hook;
+		else if (i == I_DLSYM)
+			hook_fn[i] = (uintptr_t)attach_dlsym_hook;
+		else
+			hook_fn[i] = (uintptr_t)dlsym(self, hooked[i].name);
 		if (phdr_first_definition(hooked[i].name, &def) == 0 &&
 		    def.addr != hook_fn[i]) {
 			real_fn[i] = def.addr;
@@ -422,8 +555,10 @@ void attach_safe_point(void)
 
 /* ---- configuration ---- */
 
-static void apply(const char *key, size_t klen, const char *val,
-		  bool token_only)
+/* A second attach asked for a rate the agent cannot change to. */
+static bool rate_refused;
+
+static void apply(const char *key, size_t klen, const char *val, bool again)
 {
 	uint64_t u;
 
@@ -432,15 +567,29 @@ static void apply(const char *key, size_t klen, const char *val,
 	else if (klen == 6 && memcmp(key, "tracer", 6) == 0) {
 		if (num_parse_u64(val, false, &u) == 0 && u && u < INT32_MAX)
 			__atomic_store_n(&tracer, (pid_t)u, __ATOMIC_RELAXED);
-	} else if (token_only)
-		return;
-	else if (klen == 4 && memcmp(key, "rate", 4) == 0) {
-		if (num_parse_u64(val, true, &u) == 0)
+	} else if (klen == 4 && memcmp(key, "rate", 4) == 0) {
+		if (num_parse_u64(val, true, &u) < 0 || u == agent_cfg.rate)
+			return;
+		if (!again) {
 			agent_cfg.rate = u;
+		} else if (u <= 1 || agent_cfg.rate <= 1) {
+			/* rate 1 (every block, weights per thread, every free
+			 * looked up) and 0 are set up at the start only */
+			rate_refused = true;
+		} else {
+			/* each sample is weighed at the rate of its time;
+			 * a thread's countdown drawn before counts once */
+			__atomic_store_n(&agent_cfg.rate, u, __ATOMIC_RELAXED);
+			if (agent_hdr)
+				__atomic_store_n(&agent_hdr->rate, u,
+						 __ATOMIC_RELAXED);
+		}
 	} else if (klen == 9 && memcmp(key, "max_depth", 9) == 0) {
 		if (num_parse_u64(val, false, &u) == 0 && u >= 1 &&
 		    u <= MAX_DEPTH_LIMIT)
 			agent_cfg.max_depth = (unsigned)u;
+	} else if (again) {
+		return;
 	} else if (klen == 6 && memcmp(key, "unwind", 6) == 0) {
 		(void)unwind_parse_mode(val, &agent_cfg.unwind);
 	} else if (klen == 3 && memcmp(key, "dir", 3) == 0) {
@@ -448,9 +597,10 @@ static void apply(const char *key, size_t klen, const char *val,
 	}
 }
 
-/* config: "key=value" lines (attach.h); a second attach takes only its
- * token (the record keeps the first one's settings). */
-static void read_attach_config(const char *config, bool token_only)
+/* config: "key=value" lines (attach.h); a second attach (again) takes
+ * its token, rate and max_depth (the record, its directory and the
+ * unwinder stay the first one's). */
+static void read_attach_config(const char *config, bool again)
 {
 	char line[PATH_MAX + 64];
 
@@ -461,7 +611,7 @@ static void read_attach_config(const char *config, bool token_only)
 		if (eq && n < sizeof(line)) {
 			memcpy(line, eq + 1, n - (size_t)(eq + 1 - config));
 			line[n - (size_t)(eq + 1 - config)] = '\0';
-			apply(config, (size_t)(eq - config), line, token_only);
+			apply(config, (size_t)(eq - config), line, again);
 		}
 		config += n;
 		if (*config)
@@ -500,8 +650,14 @@ PALLOC_EXPORT int palloc_attach(const char *config)
 			rc = -1;
 			goto out;
 		}
-	} else
+	} else {
+		rate_refused = false;
 		read_attach_config(config, true);
+		if (rate_refused) {
+			rc = 2;
+			goto out;
+		}
+	}
 	if (!hooks_on) {
 		__atomic_store_n(&agent_hdr->flags,
 				 agent_hdr->flags | RECORD_F_ATTACHED,

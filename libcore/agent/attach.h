@@ -15,9 +15,15 @@
  * but its record) and rewrites the GOT entries (JUMP_SLOT and GLOB_DAT
  * relocations) of every loaded object but its own, the loader's and the
  * vdso's that lead to the malloc family or C++'s operators new and
- * delete, so that they lead to its hooks; objects loaded later are
- * patched at the next slow path of a hooked call (at most every 100
- * ms). palloc_detach() writes every entry back; the library stays
+ * delete, dlopen, dlsym and dlclose, so that they lead to its hooks.
+ * Objects dlopened later are patched before dlopen returns when calling
+ * dlopen from the agent changes nothing for the program (attach.c: a
+ * path, or an object without RPATH/RUNPATH, in the base namespace),
+ * else at the next slow path of a hooked call (at most every 100 ms);
+ * dlsym of a malloc family name answers the agent's hook where it would
+ * answer the function the loader binds. palloc_detach() writes every
+ * entry back (pointers dlsym gave meanwhile stay the agent's: its hooks
+ * forward); the library stays
  * loaded, idle; a later palloc_attach() hooks again, into the same
  * record.
  *
@@ -51,8 +57,11 @@ void attach_safe_point(void);
  * directory), token (32 hex digits). 0 when the hooks are set (the
  * number of entries rewritten in *config's place is not said), -1 when
  * the agent cannot run (its reason written to stderr of the process,
- * as a preloaded agent's warnings are). palloc_detach() returns how many
- * entries it wrote back.
+ * as a preloaded agent's warnings are), 1 when it was preloaded, 2 when
+ * a second attach asks for another rate and either is 1 (or 0): set up
+ * at the start only (then nothing is hooked). A second attach applies
+ * its rate (otherwise) and max_depth; its unwind and dir are ignored.
+ * palloc_detach() returns how many entries it wrote back.
  */
 int palloc_attach(const char *config);
 int palloc_detach(void);

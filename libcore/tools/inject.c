@@ -430,6 +430,14 @@ int inject_check(pid_t pid, const char *agent, struct inject_target *t)
 		return msg_set("it is already traced by process %s (a "
 			       "debugger, strace or another palloc-run)",
 			       val);
+	/* a filter may refuse (or kill on) the calls the attach makes
+	 * in the process: mmap, mprotect, openat, rt_sigreturn */
+	if (status_field(pid, "Seccomp", val, sizeof(val)) == 0 &&
+	    strcmp(val, "0") != 0)
+		return msg_set("it runs under seccomp (Seccomp: %s in "
+			       "/proc/%d/status), which may refuse or kill on "
+			       "the calls the attach makes",
+			       val, (int)pid);
 	if (status_field(pid, "Uid", val, sizeof(val)) == 0) {
 		unsigned long u[4] = {0};
 		bool other = false;

@@ -1,0 +1,96 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# palloc-run -p PID refuses (issue 20), one line and status 125, the
+# process untouched (not traced, no agent mapped, still answering):
+# - a process under a seccomp filter (one that refuses ptrace(2) in it):
+#   the calls the attach makes there could be refused or kill it;
+# - a process in another mount namespace where the agent's directory is
+#   hidden (a tmpfs mounted over it, unshare -m): the agent is not the
+#   same file there, and palloc-run copies nothing into a namespace.
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
+. "$top_srcdir/t/lib-attach.sh"
+need attach-target
+
+plan 11
+
+# untouched PID: not traced, no agent mapped, answering "alloc 1 10"
+untouched() {
+	[ "$(tracer "$1")" = 0 ] && [ "$(agents "$1")" -eq 0 ] &&
+		say "alloc 1 10" "allocated 1"
+}
+
+# refused LABEL REASON: palloc-run -p $tp ends 125 with the one line
+# REASON, the process untouched; then it quits (5 tests)
+refused() {
+	timeout_run 60 palloc-run -p "$tp" -o /dev/null 2>err.refused
+	check "$1: 125" test $? -eq 125
+	check "$1: one line" one_line err.refused \
+		"palloc-run: cannot attach to process '$tp': $2"
+	check "$1: the process untouched" untouched "$tp"
+	quit_target
+}
+
+# ---- seccomp ----
+if command -v cc >/dev/null 2>&1; then
+	cat >sc.c <<'CEOF'
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* A filter refusing ptrace (EPERM), then attach-target's protocol for
+ * "alloc N SIZE" answered without allocating, "quit". */
+int main(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ptrace, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+	char buf[64];
+	unsigned long n, size;
+	ssize_t r;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return 2;
+	printf("ready\n");
+	fflush(stdout);
+	while ((r = read(0, buf, sizeof(buf) - 1)) > 0) {
+		buf[r] = '\0';
+		if (sscanf(buf, "alloc %lu %lu", &n, &size) == 2)
+			printf("allocated %lu\n", n);
+		else
+			break;
+		fflush(stdout);
+	}
+	return 0;
+}
+CEOF
+	cc -O1 -o sc sc.c || { echo "Bail out! cc failed"; exit 1; }
+	start_target ./sc
+	refused seccomp "it runs under seccomp (Seccomp: 2 in /proc/$tp/status), which may refuse or kill on the calls the attach makes"
+else
+	for i in 1 2 3 4 5; do skip "no C compiler (cc)"; done
+fi
+
+# ---- another mount namespace, the agent's directory hidden ----
+agentdir=$(cd "$(dirname "$PALLOC_AGENT")" && pwd)
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 &&
+	unshare -m true 2>/dev/null; then
+	start_target unshare -m --propagation private sh -c \
+		"mount -t tmpfs none '$agentdir' && exec attach-target"
+	check "mount namespace: the agent hidden there" \
+		test ! -e "/proc/$tp/root$PALLOC_AGENT"
+	refused "mount namespace" "the agent '$PALLOC_AGENT' is not the same file in the process's mount namespace"
+else
+	for i in 1 2 3 4 5 6; do skip "not root, or unshare -m unavailable"; done
+fi
+
+done_testing
