@@ -1451,7 +1451,8 @@ int main(int argc, char **argv)
 	if (oom.killed)
 		timeline_oom_kill(timeline, pid,
 				  (int64_t)killed.tv_sec * 1000000000 +
-					  killed.tv_nsec);
+					  killed.tv_nsec,
+				  oom.limit);
 	timeline_finish(timeline);
 	timeline = NULL;
 	/* -o /dev/null: the profiles were thrown away, as asked. */

@@ -18,7 +18,7 @@ S = ["type", "time_ns", "pid", "heap_inuse_bytes", "heap_alloc_bytes",
      "cgroup_usage_bytes", "cgroup_limit_bytes"]
 E = {"profile": ["path", "kind"], "exec": ["exe", "cmdline"],
      "fork": ["parent_pid"], "exit": ["status", "signal"],
-     "oom_kill": [], "threshold": ["percent", "usage_bytes", "limit_bytes"]}
+     "oom_kill": ["limit_bytes"], "threshold": ["percent", "usage_bytes", "limit_bytes"]}
 bad = 0
 n = 0
 with open(sys.argv[1], "rb") as f:

@@ -502,9 +502,7 @@ static void exit_event(struct timeline *t, struct tl_proc *p, int status,
 	    p->have_kills && read_kills(p->kills_file, &kills) &&
 	    kills > p->kills && !oom_once(t, p->pid)) {
 		o = event_new("oom_kill", p->pid, ns);
-		if (p->limit)
-			set(o, "limit_bytes",
-			    json_integer((json_int_t)p->limit));
+		set(o, "limit_bytes", i64_or_null(p->limit, (int64_t)p->limit));
 		emit(t, o);
 	}
 	o = event_new("exit", p->pid, ns);
@@ -888,11 +886,16 @@ void timeline_reaped(struct timeline *t, pid_t pid, int status)
 	pthread_mutex_unlock(&t->lock);
 }
 
-void timeline_oom_kill(struct timeline *t, pid_t pid, int64_t time_ns)
+void timeline_oom_kill(struct timeline *t, pid_t pid, int64_t time_ns,
+		       uint64_t limit)
 {
+	json_t *o;
+
 	if (!t || oom_once(t, pid))
 		return;
-	emit(t, event_new("oom_kill", pid, time_ns));
+	o = event_new("oom_kill", pid, time_ns);
+	set(o, "limit_bytes", i64_or_null(limit, (int64_t)limit));
+	emit(t, o);
 }
 
 int timeline_finish(struct timeline *t)

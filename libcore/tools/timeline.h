@@ -32,7 +32,8 @@
  * Events, with their extra keys: "profile" (path, kind: interval, peak,
  * pressure or exit), "exec" (exe, cmdline), "fork" (parent_pid, null when
  * unknown), "exit" (status: the shell's $?, 128+N for signal N, null when
- * unknown; signal: N or null), "oom_kill", "threshold" (percent,
+ * unknown; signal: N or null), "oom_kill" (limit_bytes: the cgroup's
+ * limit, or null), "threshold" (percent,
  * usage_bytes, limit_bytes). An event's time_ns is when it happened when
  * the record says so (a fork or exec: the agent's start; an exit: the
  * record's end), else when it was seen: lines are in the order written,
@@ -98,9 +99,11 @@ void timeline_ending(struct timeline *t);
  * when the record does not say it). Thread-safe; NULL-safe. */
 void timeline_reaped(struct timeline *t, pid_t pid, int status);
 
-/* The OOM killer killed pid at time_ns (palloc-run's own finding): an
- * oom_kill event unless one was written for pid. NULL-safe. */
-void timeline_oom_kill(struct timeline *t, pid_t pid, int64_t time_ns);
+/* The OOM killer killed pid at time_ns (palloc-run's own finding), its
+ * cgroup's limit limit (0: unknown): an oom_kill event unless one was
+ * written for pid. NULL-safe. */
+void timeline_oom_kill(struct timeline *t, pid_t pid, int64_t time_ns,
+		       uint64_t limit);
 
 /*
  * timeline_ending() unless done, then close the file and free t.
