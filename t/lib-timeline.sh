@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # t/lib-timeline.sh: checks of palloc-run --timeline files (palloc(7)
-# "TIMELINE"), sourced after t/lib.sh by t/314x.
+# "Timeline"), sourced after t/lib.sh by t/314x.
 
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip_all "/usr/bin/python3 not installed"

@@ -60,6 +60,7 @@ struct timeline {
 	struct timeline_config cfg;
 	uint8_t token[16];
 	bool root_seen;
+	bool started; /* cfg set: the last look is to be made */
 	pthread_t th;
 	bool running;
 	int wake[2];
@@ -719,7 +720,7 @@ static void pass_pid(struct timeline *t, bool final)
 		if (!p)
 			return;
 		if (record_start_ticks(p->pid, &p->start_ticks) < 0) {
-			exit_event(t, p, -1, now_ns());
+			p->done = true; /* no such process: nothing to say */
 			return;
 		}
 	}
@@ -804,6 +805,7 @@ int timeline_start(struct timeline *t, const struct timeline_config *cfg)
 		t->cfg.period_ns = (uint64_t)TIMELINE_PERIOD_MIN_MS * 1000000;
 	if (cfg->dir && hex_token(cfg->token, t->token) < 0)
 		return msg_set_errno(EINVAL, "timeline: bad token");
+	t->started = true;
 	if (pipe2(t->wake, O_CLOEXEC) < 0)
 		return msg_set_errno(errno, "cannot start the timeline");
 	sigfillset(&all);
@@ -853,7 +855,7 @@ static void stop(struct timeline *t)
 		close(t->wake[1]);
 		t->wake[0] = t->wake[1] = -1;
 	}
-	if (!t->ending)
+	if (t->started && !t->ending)
 		pass(t, true);
 }
 

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 /*
- * A timeline is a file of JSON lines (palloc(7) "TIMELINE" documents every
+ * A timeline is a file of JSON lines (palloc(7) "Timeline" documents every
  * key), written while the program runs so that `tail -f FILE | jq` follows
  * it: each line is written whole with one write(2), no buffering.
  *
