@@ -10,7 +10,7 @@
 need_agent
 need palloc-run timeline-grow forker
 . "$top_srcdir/t/lib-timeline.sh"
-plan 21
+plan 22
 MIB=1048576
 
 timeout_run 300 palloc-run -q -r 1 -i 1 -o 'g.%p.%n.pb.gz' \
@@ -68,6 +68,10 @@ check "forker: an exit event (status 0) for each of its four processes" \
 	all(.[]; .status == 0) and ([.[].pid] | unique | length == 4)' \
 	f.ndjson
 grep -v '"sample"' f.ndjson | sed 's/^/# /'
+
+# The example kept for palloc-report's tests follows the schema too.
+check "t/data/timeline-example.ndjson: every line valid" \
+	tl_valid "$top_srcdir/t/data/timeline-example.ndjson"
 
 # Bad paths: refused (125, one line) before the program runs.
 refused() { # NAME PATH REASON
