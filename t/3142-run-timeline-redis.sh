@@ -47,10 +47,13 @@ rpid=$(tl_events r.ndjson exec | jq -r .pid | head -n 1)
 tl_samples r.ndjson "${rpid:-0}" >s
 diag "redis pid ${rpid:-none}: $(wc -l <s) samples; last: $(tail -n 1 s)"
 check "samples of redis's pid (>= 20)" [ "$(wc -l <s)" -ge 20 ]
-check "its heap read from the record in every sample" jqe -s \
-	'all(.[]; .heap_inuse_bytes != null and .heap_alloc_bytes != null)' s
+# heap_alloc_bytes sums the whole record: null in the samples taken while
+# palloc-run spares the CPU (palloc(7)), on a loaded machine.
+check "its heap read from the record: inuse in every sample, alloc in most" \
+	jqe -s 'all(.[]; .heap_inuse_bytes != null) and
+	([.[] | select(.heap_alloc_bytes != null)] | length) * 2 >= length' s
 check "heap_alloc_bytes grows under the benchmark" jqe -s \
-	'.[-1].heap_alloc_bytes > .[0].heap_alloc_bytes' s
+	'[.[].heap_alloc_bytes | select(. != null)] | .[-1] > .[0]' s
 check "interval and exit profile events" jqe -s \
 	"[.[] | select(.event == \"profile\" and .pid == ${rpid:-0}) |
 	.kind] | (map(select(. == \"interval\")) | length >= 2) and

@@ -24,6 +24,11 @@
 /* A process gone without a known status: how long palloc-run may take to
  * say how it reaped it (timeline_reaped()) before the exit says null. */
 #define GONE_GRACE_MS 1000
+/* heap_alloc_bytes sums a copy of the whole record: one whose copy took
+ * D ms is copied again D * READ_SHARE ms later at the earliest (at most
+ * 1/READ_SHARE of a CPU on each), the samples between have it null. The
+ * other heap figures are in the record's header, read every time. */
+#define READ_SHARE 10
 /* v1's "no limit" (PAGE_COUNTER_MAX pages) and anything above. */
 #define UNLIMITED_MIN 0x7fffffffffff0000ull
 
@@ -34,6 +39,7 @@ struct tl_proc {
 	uint64_t start_ticks; /* /proc/PID/stat starttime */
 	char path[PATH_MAX];  /* its record, "" when none yet */
 	bool done;	      /* exit event written, or its image exec'd */
+	long long read_ms;    /* the record's next copy (monotonic), 0: now */
 	long long gone_ms;    /* first seen gone (monotonic), 0: not */
 	int64_t gone_ns;      /* then (realtime) */
 	/* its memory cgroup: usage of the cgroup whose limit applies
@@ -352,21 +358,41 @@ static void cgroup_lookup(struct tl_proc *p)
 
 /* ---- samples ---- */
 
-/* The heap figures of the record at path (process pid). */
+/* The heap figures of a record. */
 struct heap {
-	bool have;
+	bool have_inuse, have_alloc;
 	int64_t inuse, alloc, resident, free;
 };
 
-static void read_heap(const char *path, pid_t pid, struct heap *hp)
+/*
+ * From the header h of a record (listed, or read): the inuse total the
+ * stack table keeps (with weights per thread, its atomic total) and the
+ * allocator's figures as the agent last took them.
+ */
+static void header_heap(const struct record_header *h, struct heap *hp)
+{
+	double in = h->inuse_bytes;
+
+	hp->have_inuse = true;
+	if (h->flags & RECORD_F_PER_THREAD)
+		hp->inuse = h->pt_inuse_bytes > 0 ? h->pt_inuse_bytes : 0;
+	else
+		hp->inuse = in > 0 ? (int64_t)(in + 0.5) : 0;
+	if (h->allocator.time_unix_ns) {
+		hp->resident = h->allocator.resident_bytes;
+		hp->free = h->allocator.free_bytes;
+	}
+}
+
+/* The alloc total of the record at path (process pid): its copy, checked,
+ * its samples summed as a profile's alloc_space. */
+static void read_alloc(const char *path, pid_t pid, struct heap *hp)
 {
 	struct record_image im;
 	struct record_view v;
 	struct record_stats st;
 	int fd = record_open(path);
 
-	memset(hp, 0, sizeof(*hp));
-	hp->resident = hp->free = -1;
 	if (fd < 0)
 		return;
 	if (record_copy(fd, &im) < 0) {
@@ -377,13 +403,8 @@ static void read_heap(const char *path, pid_t pid, struct heap *hp)
 	if (record_check(im.buf, im.len, NULL, &v) == 0) {
 		if (v.h->pid == pid) {
 			record_stats(&v, &st);
-			hp->have = true;
-			hp->inuse = st.inuse_bytes_sampled;
+			hp->have_alloc = true;
 			hp->alloc = st.alloc_bytes_sampled;
-			if (st.allocator && st.allocator->time_unix_ns) {
-				hp->resident = st.allocator->resident_bytes;
-				hp->free = st.allocator->free_bytes;
-			}
 		}
 		record_view_free(&v);
 	}
@@ -418,9 +439,10 @@ static void thresholds(struct timeline *t, struct tl_proc *p, uint64_t usage,
 	p->crossed_init = true;
 }
 
-/* One sample line of p (its record at rec, NULL: none), and the
- * threshold events it shows. */
-static void sample(struct timeline *t, struct tl_proc *p, const char *rec)
+/* One sample line of p (its record at rec with header h, NULL: none),
+ * and the threshold events it shows. */
+static void sample(struct timeline *t, struct tl_proc *p, const char *rec,
+		   const struct record_header *h)
 {
 	int64_t ns = now_ns();
 	struct procfs_status ps;
@@ -429,8 +451,14 @@ static void sample(struct timeline *t, struct tl_proc *p, const char *rec)
 	uint64_t usage = 0;
 	json_t *o;
 
-	if (rec)
-		read_heap(rec, p->pid, &hp);
+	if (h)
+		header_heap(h, &hp);
+	if (rec && now_ms() >= p->read_ms) {
+		long long t0 = now_ms();
+
+		read_alloc(rec, p->pid, &hp);
+		p->read_ms = now_ms() + (now_ms() - t0) * READ_SHARE;
+	}
 	have_ps = procfs_read_status(NULL, p->pid, &ps) == 0;
 	if (!have_ps)
 		ps.have = 0;
@@ -441,8 +469,8 @@ static void sample(struct timeline *t, struct tl_proc *p, const char *rec)
 	set(o, "type", json_string("sample"));
 	set(o, "time_ns", json_integer(ns));
 	set(o, "pid", json_integer(p->pid));
-	set(o, "heap_inuse_bytes", i64_or_null(hp.have, hp.inuse));
-	set(o, "heap_alloc_bytes", i64_or_null(hp.have, hp.alloc));
+	set(o, "heap_inuse_bytes", i64_or_null(hp.have_inuse, hp.inuse));
+	set(o, "heap_alloc_bytes", i64_or_null(hp.have_alloc, hp.alloc));
 	set(o, "allocator_resident_bytes",
 	    i64_or_null(hp.resident >= 0, hp.resident));
 	set(o, "allocator_free_bytes", i64_or_null(hp.free >= 0, hp.free));
@@ -680,7 +708,7 @@ static void pass_dir(struct timeline *t, bool final)
 		if (!p || p->done)
 			continue;
 		if (l[i].life == RECORD_LIFE_LIVE && !final)
-			sample(t, p, l[i].path);
+			sample(t, p, l[i].path, &l[i].header);
 		else if (l[i].life == RECORD_LIFE_EXITED)
 			exit_event(t, p, (l[i].exit_status & 0xff) << 8,
 				   l[i].header.end_unix_ns
@@ -731,13 +759,14 @@ static void pass_pid(struct timeline *t, bool final)
 		close(fd);
 		snprintf(p->path, sizeof(p->path), "%s", path);
 		if (!final)
-			sample(t, p, path);
+			sample(t, p, path, read_header(path, &h) ? &h : NULL);
 		return;
 	}
 	if (proc_stat(p->pid, &state, &ticks, &code) &&
 	    ticks == p->start_ticks && state != 'Z') {
 		if (!final)
-			sample(t, p, NULL); /* no record (yet, or detached) */
+			sample(t, p, NULL, NULL); /* no record (yet, or
+						   * detached) */
 		return;
 	}
 	if (p->path[0] && read_header(p->path, &h) &&

@@ -25,7 +25,8 @@
  * that cannot be read is null, its key kept. time_ns is CLOCK_REALTIME in
  * nanoseconds (the clock of logs). Everything is read from outside the
  * processes: their records (the heap: the sampled estimates, exact at
- * rate 1; the allocator's figures as the agent last took them),
+ * rate 1, heap_alloc_bytes null while a large record is not copied
+ * again, timeline.c; the allocator's figures as the agent last took them),
  * /proc/PID/status (RSS and its parts, swap) and the memory cgroup's
  * files (usage and effective limit), so the program runs as without it.
  *
