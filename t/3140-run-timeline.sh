@@ -5,12 +5,14 @@
 # rises to what it holds at its end and whose RSS rises by >= 30 MiB, with
 # its profile and exit events; a program that forks and execs gives the
 # fork and exec events; every line is valid JSON with every key; a
-# symbolic link, a FIFO and a directory are refused before the program runs.
+# symbolic link, a FIFO and a directory are refused before the program runs;
+# past palloc-run's file size limit, one warning, the file ends with a
+# whole line and the program runs on.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 need_agent
 need palloc-run timeline-grow forker
 . "$top_srcdir/t/lib-timeline.sh"
-plan 22
+plan 25
 MIB=1048576
 
 timeout_run 300 palloc-run -q -r 1 -i 1 -o 'g.%p.%n.pb.gz' \
@@ -99,3 +101,23 @@ expect_fail 125 palloc-run --timeline-period 5 --timeline x true \
 check "--timeline-period below 10 ms refused" grep -q \
 	"invalid timeline period '5': use 10 to 3600000 milliseconds" \
 	period.err
+
+# The file size limit (RLIMIT_FSIZE) of palloc-run alone, set once the
+# timeline has begun: EFBIG, no SIGXFSZ, no torn line.
+if command -v prlimit >/dev/null 2>&1; then
+	palloc-run -o /dev/null --timeline z.ndjson timeline-grow 20 \
+		>z.out 2>z.err &
+	zp=$!
+	retry 300 0.1 test -s z.ndjson
+	prlimit --pid $zp --fsize=$(($(wc -c <z.ndjson) + 1000))
+	wait $zp
+	rc=$?
+	check "past the size limit: the program's status, 0" [ $rc -eq 0 ]
+	check "... one warning" one_line z.err \
+		"palloc-run: warning: timeline 'z.ndjson' not written further: File too large"
+	check "... the file ends with a whole line" tl_valid z.ndjson
+else
+	skip "prlimit not installed"
+	skip "prlimit not installed"
+	skip "prlimit not installed"
+fi

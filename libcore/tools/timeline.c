@@ -4,6 +4,7 @@
 #include "cgroup.h"
 #include "msg.h"
 #include "procfs.h"
+#include "safefile.h"
 #include "record_profile.h"
 #include "record_read.h"
 #include "smallfile.h"
@@ -74,6 +75,7 @@ struct timeline {
 	 * failed, reaped, oom. */
 	pthread_mutex_t lock;
 	bool ending, failed;
+	off_t written; /* the whole lines' bytes */
 	struct tl_reaped *reaped;
 	size_t nreaped, capreaped;
 	pid_t *oom; /* pids with an oom_kill event written */
@@ -159,7 +161,9 @@ struct timeline *timeline_open(const char *path)
 static void emit(struct timeline *t, json_t *obj)
 {
 	char *s = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+	struct safefile_xfsz x;
 	size_t len, done = 0;
+	int err = 0;
 
 	json_decref(obj);
 	pthread_mutex_lock(&t->lock);
@@ -172,23 +176,37 @@ static void emit(struct timeline *t, json_t *obj)
 	}
 	len = strlen(s);
 	s[len++] = '\n'; /* over the NUL: json_dumps's buffer has it */
+	/* past RLIMIT_FSIZE: EFBIG, never SIGXFSZ (which would end us) */
+	safefile_xfsz_begin(&x);
 	while (done < len && !t->failed) {
 		ssize_t n = write(t->fd, s + done, len - done);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			char line[PATH_MAX + 128];
-
-			snprintf(line, sizeof(line),
-				 "timeline '%s' not written further: %s",
-				 t->path, n < 0 ? strerror(errno) : "short");
-			if (t->cfg.warn)
-				t->cfg.warn(line);
+			err = n < 0 ? errno : EIO;
 			t->failed = true;
 			break;
 		}
 		done += (size_t)n;
+	}
+	safefile_xfsz_end(&x, err);
+	if (!err) {
+		t->written += (off_t)len;
+	} else if (done) {
+		/* no torn line left for a reader: the file ends at the last
+		 * whole one (shrinking passes any size limit) */
+		if (ftruncate(t->fd, t->written) < 0)
+			err = errno;
+	}
+	if (err) {
+		char line[PATH_MAX + 128];
+
+		snprintf(line, sizeof(line),
+			 "timeline '%s' not written further: %s", t->path,
+			 strerror(err));
+		if (t->cfg.warn)
+			t->cfg.warn(line);
 	}
 out:
 	pthread_mutex_unlock(&t->lock);
