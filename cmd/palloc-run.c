@@ -1028,6 +1028,16 @@ static struct timeline *open_timeline(const char *path, struct collect *col)
 	return t;
 }
 
+/* Unhook it from col, write its last lines and close it. */
+static void finish_timeline(struct collect *col)
+{
+	if (!timeline)
+		return;
+	collect_set_hook(col, NULL, NULL);
+	timeline_finish(timeline);
+	timeline = NULL;
+}
+
 /* Start the timeline's thread: its failure is a warning. */
 static void start_timeline(const struct timeline_config *tc)
 {
@@ -1114,8 +1124,7 @@ static int attach_main(const char *pid_arg, int argc, const char *output,
 	tc.pid = o.pid;
 	start_timeline(&tc);
 	status = run_attach(&o, col);
-	timeline_finish(timeline);
-	timeline = NULL;
+	finish_timeline(col);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (report(col, cwd, raw, quiet) == 0 && status == 0 &&
 	    strcmp(abs_pattern, "/dev/null") != 0)
@@ -1409,7 +1418,7 @@ int main(int argc, char **argv)
 	if (!rr) {
 		msg_error_last("cannot keep the records of the program's "
 			       "processes");
-		timeline_finish(timeline);
+		finish_timeline(col);
 		collect_free(col);
 		free(agent);
 		return PALLOC_EXIT_RUN_FAILED;
@@ -1423,7 +1432,7 @@ int main(int argc, char **argv)
 		msg_error("cannot run '%s': %s", argv[optind],
 			  strerror(exec_errno));
 		run_oom_report(&oom, NULL, NULL);
-		timeline_finish(timeline);
+		finish_timeline(col);
 		serve_stop(srv);
 		runrec_free(rr);
 		collect_free(col);
@@ -1453,8 +1462,7 @@ int main(int argc, char **argv)
 				  (int64_t)killed.tv_sec * 1000000000 +
 					  killed.tv_nsec,
 				  oom.limit);
-	timeline_finish(timeline);
-	timeline = NULL;
+	finish_timeline(col);
 	/* -o /dev/null: the profiles were thrown away, as asked. */
 	if (report(col, cwd, raw, quiet) == 0 &&
 	    strcmp(abs_pattern, "/dev/null") != 0) {

@@ -56,6 +56,12 @@ struct tl_proc {
 	bool crossed_init;
 };
 
+/* A record seen once: taken at the next look (see pass_dir()). */
+struct tl_pending {
+	pid_t pid;
+	int64_t start_ns;
+};
+
 struct tl_reaped {
 	pid_t pid;
 	int status;
@@ -83,6 +89,8 @@ struct timeline {
 	/* the sampling thread's (then timeline_finish()'s) */
 	struct tl_proc *p;
 	size_t np, capp;
+	struct tl_pending *pend;
+	size_t npend;
 };
 
 static long long now_ms(void)
@@ -702,22 +710,45 @@ static bool ours(const struct timeline *t, const struct record_listing *l)
 	       memcmp(l->header.token, t->token, sizeof(t->token)) == 0;
 }
 
+/* Was (pid, start) pending (seen at the last look)? */
+static bool was_pending(const struct timeline *t, pid_t pid, int64_t start)
+{
+	for (size_t i = 0; i < t->npend; i++)
+		if (t->pend[i].pid == pid && t->pend[i].start_ns == start)
+			return true;
+	return false;
+}
+
 /*
- * palloc-run's run: one look at the records of the run. The new ones
- * first (in the listing's order, an image's exec before the next's), so
- * that an image that exec'd is not taken for one that ended.
+ * palloc-run's run: one look at the records of the run. A record is
+ * taken at the second look that lists it (or the last): the agent fills
+ * a new record's header without a seqcount (a fork child's starts as its
+ * parent's copy), so the first may catch it half written. Then the new
+ * ones first (in the listing's order, an image's exec before the
+ * next's), so that an image that exec'd is not taken for one that ended.
  */
 static void pass_dir(struct timeline *t, bool final)
 {
+	struct tl_pending *pend;
 	struct record_listing *l;
-	size_t n;
+	size_t n, npend = 0;
 
 	if (record_list(t->cfg.dir, &l, &n) < 0)
 		return;
-	for (size_t i = 0; i < n; i++)
-		if (ours(t, &l[i]) && !proc_find(t, l[i].pid, l[i].start_ns) &&
-		    !new_record(t, &l[i]))
-			break;
+	pend = calloc(n ? n : 1, sizeof(*pend));
+	for (size_t i = 0; i < n; i++) {
+		if (!ours(t, &l[i]) || proc_find(t, l[i].pid, l[i].start_ns))
+			continue;
+		if (final || !pend || was_pending(t, l[i].pid, l[i].start_ns)) {
+			if (!new_record(t, &l[i]))
+				break;
+			continue;
+		}
+		pend[npend++] = (struct tl_pending){l[i].pid, l[i].start_ns};
+	}
+	free(t->pend);
+	t->pend = pend;
+	t->npend = npend;
 	for (size_t i = 0; i < n; i++) {
 		struct tl_proc *p =
 			ours(t, &l[i]) ? proc_find(t, l[i].pid, l[i].start_ns)
@@ -725,15 +756,18 @@ static void pass_dir(struct timeline *t, bool final)
 
 		if (!p || p->done)
 			continue;
-		if (l[i].life == RECORD_LIFE_LIVE && !final)
-			sample(t, p, l[i].path, &l[i].header);
-		else if (l[i].life == RECORD_LIFE_EXITED)
+		if (l[i].life == RECORD_LIFE_LIVE) {
+			p->gone_ms = 0;
+			if (!final)
+				sample(t, p, l[i].path, &l[i].header);
+		} else if (l[i].life == RECORD_LIFE_EXITED) {
 			exit_event(t, p, (l[i].exit_status & 0xff) << 8,
 				   l[i].header.end_unix_ns
 					   ? l[i].header.end_unix_ns
 					   : now_ns());
-		else if (l[i].life != RECORD_LIFE_LIVE)
+		} else {
 			check_gone(t, p, final);
+		}
 	}
 	free(l);
 }
@@ -968,6 +1002,7 @@ int timeline_finish(struct timeline *t)
 	free(t->reaped);
 	free(t->oom);
 	free(t->p);
+	free(t->pend);
 	free(t->path);
 	free(t);
 	return rc;
