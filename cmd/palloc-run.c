@@ -16,6 +16,7 @@
 #include "serve.h"
 #include "symbols.h"
 #include "symcache.h"
+#include "timeline.h"
 #include "unwind.h"
 
 #include <fcntl.h>
@@ -63,8 +64,12 @@ static PALLOC_NORETURN void usage(void)
 	       "     --http <address>       serve the profiles over HTTP while it runs\n"
 	       "     --allow-users <users>  who else may read them there: any, or user\n"
 	       "                              names and uids (default: you and root)\n"
+	       "     --timeline <file>      write the processes' memory over time to <file>\n"
+	       "                              (NDJSON, palloc(7))\n"
+	       "     --timeline-period <ms> between its samples, %d-%d (default %d)\n"
 	       " -q, --quiet                no summary lines\n",
-	       PATTERN_DEFAULT, UNWIND_MAX_FRAMES);
+	       PATTERN_DEFAULT, UNWIND_MAX_FRAMES, TIMELINE_PERIOD_MIN_MS,
+	       TIMELINE_PERIOD_MAX_MS, TIMELINE_PERIOD_DEFAULT_MS);
 	cli_usage_end(
 		28,
 		"Exit status is the program's (128+N if a signal N killed it); 125 if palloc-run\n"
@@ -634,8 +639,12 @@ struct reaped {
 static struct reaped *reaped;
 static size_t n_reaped, cap_reaped;
 
+/* --timeline, or NULL */
+static struct timeline *timeline;
+
 static void remember_reaped(pid_t pid, int status)
 {
+	timeline_reaped(timeline, pid, status);
 	if (n_reaped == cap_reaped) {
 		size_t cap = cap_reaped ? 2 * cap_reaped : 16;
 		struct reaped *n = realloc(reaped, cap * sizeof(*n));
@@ -950,7 +959,8 @@ static bool valid_dump_at(const char *s)
  * with msg_set() when there can be no records (palloc-run then fails).
  */
 static struct runrec *start_records(struct collect *col, const char *interval,
-				    const char *dump_at, bool peak)
+				    const char *dump_at, bool peak,
+				    struct timeline_config *tc)
 {
 	struct runrec_config cfg = {.peak = peak, .warn = cli_warn_line};
 	const char *v;
@@ -982,6 +992,9 @@ static struct runrec *start_records(struct collect *col, const char *interval,
 		dump_at = "80,90,95";
 	if (num_parse_percents(dump_at, cfg.dump_at, &cfg.n_dump_at) < 0)
 		cfg.n_dump_at = 0;
+	/* the timeline's threshold events: the same percents */
+	memcpy(tc->percents, cfg.dump_at, sizeof(tc->percents));
+	tc->n_percents = cfg.n_dump_at;
 	rr = runrec_start(col, &cfg);
 	if (!rr)
 		return NULL;
@@ -996,6 +1009,43 @@ static struct runrec *start_records(struct collect *col, const char *interval,
 }
 
 /*
+ * --timeline FILE: opened before anything runs (a bad path is one line
+ * and 125), its profile events hooked to col. NULL without --timeline.
+ */
+static struct timeline *open_timeline(const char *path, struct collect *col)
+{
+	struct timeline *t;
+
+	if (!path)
+		return NULL;
+	t = timeline_open(path);
+	if (!t) {
+		msg_error("%s", msg_last());
+		collect_free(col);
+		exit(PALLOC_EXIT_RUN_FAILED);
+	}
+	collect_set_hook(col, timeline_profile, t);
+	return t;
+}
+
+/* Unhook it from col, write its last lines and close it. */
+static void finish_timeline(struct collect *col)
+{
+	if (!timeline)
+		return;
+	collect_set_hook(col, NULL, NULL);
+	timeline_finish(timeline);
+	timeline = NULL;
+}
+
+/* Start the timeline's thread: its failure is a warning. */
+static void start_timeline(const struct timeline_config *tc)
+{
+	if (timeline && timeline_start(timeline, tc) < 0)
+		msg_error_last("warning: no timeline");
+}
+
+/*
  * -p PID: attach (run-attach.h), then symbolize and summarize the
  * profiles as for a program run. bad: the options that do not apply,
  * when one was given.
@@ -1003,8 +1053,14 @@ static struct runrec *start_records(struct collect *col, const char *interval,
 static int attach_main(const char *pid_arg, int argc, const char *output,
 		       const char *rate, const char *unwind, const char *depth,
 		       const char *interval, bool raw, bool quiet,
-		       const char *bad)
+		       const char *bad, const char *tl_path, uint64_t tl_ns)
 {
+	struct timeline_config tc = {
+		.period_ns = tl_ns,
+		.percents = {80, 90, 95},
+		.n_percents = 3,
+		.warn = cli_warn_line,
+	};
 	struct run_attach_opts o = {
 		.pid = (pid_t)strtol(pid_arg, NULL, 10),
 		.rate = rate,
@@ -1063,7 +1119,12 @@ static int attach_main(const char *pid_arg, int argc, const char *output,
 		free(agent);
 		return PALLOC_EXIT_RUN_FAILED;
 	}
+	timeline = open_timeline(tl_path, col);
+	o.timeline = timeline;
+	tc.pid = o.pid;
+	start_timeline(&tc);
 	status = run_attach(&o, col);
+	finish_timeline(col);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (report(col, cwd, raw, quiet) == 0 && status == 0 &&
 	    strcmp(abs_pattern, "/dev/null") != 0)
@@ -1084,6 +1145,8 @@ enum {
 	OPT_NO_CACHE,
 	OPT_HTTP,
 	OPT_ALLOW_USERS,
+	OPT_TIMELINE,
+	OPT_TIMELINE_PERIOD,
 };
 
 int main(int argc, char **argv)
@@ -1102,6 +1165,9 @@ int main(int argc, char **argv)
 		{"no-cache", no_argument, NULL, OPT_NO_CACHE},
 		{"http", required_argument, NULL, OPT_HTTP},
 		{"allow-users", required_argument, NULL, OPT_ALLOW_USERS},
+		{"timeline", required_argument, NULL, OPT_TIMELINE},
+		{"timeline-period", required_argument, NULL,
+		 OPT_TIMELINE_PERIOD},
 		{"quiet", no_argument, NULL, 'q'},
 		{"pid", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
@@ -1111,6 +1177,9 @@ int main(int argc, char **argv)
 	const char *output = NULL, *interval = NULL, *unwind = NULL;
 	const char *http = NULL, *allow = NULL, *dump_at = NULL;
 	const char *pid_arg = NULL, *rate_arg = NULL, *depth_arg = NULL;
+	const char *tl_path = NULL, *tl_period = NULL;
+	struct timeline_config tc = {.warn = cli_warn_line};
+	uint64_t tl_ms = TIMELINE_PERIOD_DEFAULT_MS;
 	struct run_oom oom;
 	struct timespec killed;
 	struct serve_access access;
@@ -1218,6 +1287,23 @@ int main(int argc, char **argv)
 					  optarg, msg_last());
 			allow = optarg;
 			break;
+		case OPT_TIMELINE:
+			if (!*optarg)
+				msg_usage(PALLOC_EXIT_RUN_FAILED,
+					  "invalid timeline file ''");
+			tl_path = optarg;
+			break;
+		case OPT_TIMELINE_PERIOD:
+			if (num_parse_u64(optarg, false, &tl_ms) < 0 ||
+			    tl_ms < TIMELINE_PERIOD_MIN_MS ||
+			    tl_ms > TIMELINE_PERIOD_MAX_MS)
+				msg_usage(
+					PALLOC_EXIT_RUN_FAILED,
+					"invalid timeline period '%s': use %d to %d milliseconds",
+					optarg, TIMELINE_PERIOD_MIN_MS,
+					TIMELINE_PERIOD_MAX_MS);
+			tl_period = optarg;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -1241,6 +1327,10 @@ int main(int argc, char **argv)
 	}
 	if (allow && !http)
 		msg_usage(PALLOC_EXIT_RUN_FAILED, "--allow-users needs --http");
+	if (tl_period && !tl_path)
+		msg_usage(PALLOC_EXIT_RUN_FAILED,
+			  "--timeline-period needs --timeline");
+	tc.period_ns = tl_ms * 1000000;
 	if (!allow)
 		memset(&access, 0, sizeof(access));
 	if (http && serve_check_addr(http, &access) < 0)
@@ -1252,7 +1342,8 @@ int main(int argc, char **argv)
 				   no_follow || peak || exact || dump_at || http
 					   ? "--no-follow, --peak, --exact, "
 					     "--dump-at and --http"
-					   : NULL);
+					   : NULL,
+				   tl_path, tc.period_ns);
 	if (optind >= argc)
 		msg_usage(PALLOC_EXIT_RUN_FAILED, "no program to run");
 	err = resolve_program(argv[optind], path, sizeof(path));
@@ -1321,10 +1412,13 @@ int main(int argc, char **argv)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		msg_warn("cannot become a subreaper: %s", strerror(errno));
 	col = collect_start(abs_pattern);
-	rr = col ? start_records(col, interval, dump_at, peak) : NULL;
+	if (col)
+		timeline = open_timeline(tl_path, col);
+	rr = col ? start_records(col, interval, dump_at, peak, &tc) : NULL;
 	if (!rr) {
 		msg_error_last("cannot keep the records of the program's "
 			       "processes");
+		finish_timeline(col);
 		collect_free(col);
 		free(agent);
 		return PALLOC_EXIT_RUN_FAILED;
@@ -1338,6 +1432,7 @@ int main(int argc, char **argv)
 		msg_error("cannot run '%s': %s", argv[optind],
 			  strerror(exec_errno));
 		run_oom_report(&oom, NULL, NULL);
+		finish_timeline(col);
 		serve_stop(srv);
 		runrec_free(rr);
 		collect_free(col);
@@ -1346,17 +1441,28 @@ int main(int argc, char **argv)
 	}
 	if (srv)
 		serve_set_root(srv, pid);
+	tc.dir = runrec_dir(rr);
+	tc.token = runrec_token(rr);
+	tc.pid = pid;
+	start_timeline(&tc);
 	status = wait_program(pid);
 	clock_gettime(CLOCK_REALTIME, &killed);
 	wait_descendants(DESCENDANTS_GRACE_MS);
 	serve_stop(srv);
 	/* The exit profiles of the processes that ended (exited, killed). */
+	timeline_ending(timeline);
 	runrec_finish(rr, reaped_status, NULL, cli_warn_line);
 
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
 		run_oom_check(&oom, pid, col,
 			      (int64_t)killed.tv_sec * 1000000000 +
 				      killed.tv_nsec);
+	if (oom.killed)
+		timeline_oom_kill(timeline, pid,
+				  (int64_t)killed.tv_sec * 1000000000 +
+					  killed.tv_nsec,
+				  oom.limit);
+	finish_timeline(col);
 	/* -o /dev/null: the profiles were thrown away, as asked. */
 	if (report(col, cwd, raw, quiet) == 0 &&
 	    strcmp(abs_pattern, "/dev/null") != 0) {

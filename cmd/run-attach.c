@@ -256,6 +256,7 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 		}
 		gone = !still_there(o->pid, ticks);
 	}
+	timeline_ending(o->timeline); /* the last profile: "exit" */
 	if (rec[0]) {
 		if (write_profile(col, rec, o->pid, NULL, !gone) < 0)
 			msg_error_last("warning: no profile of process '%d'",

@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "collect.h"
+#include "timeline.h"
 
 #include <sys/types.h>
 
@@ -16,6 +17,7 @@ struct run_attach_opts {
 	const char *max_depth; /* NULL: 64 */
 	uint64_t interval_ns;  /* a numbered profile every this; 0: none */
 	bool quiet;
+	struct timeline *timeline; /* --timeline, or NULL */
 };
 
 /*

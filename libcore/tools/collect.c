@@ -29,6 +29,9 @@ struct collect {
 	struct collect_item *items;
 	size_t n, cap;
 	bool sorted;
+	/* collect_set_hook() */
+	void (*hook)(void *ctx, const struct collect_item *it);
+	void *hook_ctx;
 };
 
 /* A copy of s[cap] (not necessarily terminated) with control
@@ -182,12 +185,24 @@ int collect_add(struct collect *c, pid_t pid, uid_t uid, const char *program,
 		it->written_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 		if (!it->path)
 			c->n--;
+		else if (c->hook)
+			c->hook(c->hook_ctx, it);
 	}
 	c->sorted = false;
 out:
 	pthread_mutex_unlock(&c->lock);
 	pprof_free_buffer(p, buf);
 	return rc;
+}
+
+void collect_set_hook(struct collect *c,
+		      void (*hook)(void *ctx, const struct collect_item *it),
+		      void *ctx)
+{
+	pthread_mutex_lock(&c->lock);
+	c->hook = hook;
+	c->hook_ctx = ctx;
+	pthread_mutex_unlock(&c->lock);
 }
 
 /* In the order of their paths. */

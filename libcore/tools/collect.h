@@ -49,6 +49,16 @@ int collect_add(struct collect *c, pid_t pid, uid_t uid, const char *program,
 		const char *title, const char *seq,
 		const struct pprof_profile *p, char *path, size_t cap);
 
+/*
+ * Call hook(ctx, item) after each profile collect_add() wrote (palloc-run
+ * --timeline's profile events, timeline.h), from the thread that wrote it,
+ * with the collection's lock held: the hook must not call back into c.
+ * NULL: none.
+ */
+void collect_set_hook(struct collect *c,
+		      void (*hook)(void *ctx, const struct collect_item *it),
+		      void *ctx);
+
 /* The items, sorted by path (one per path, the latest). Valid until
  * collect_free() or the next collect_add(). */
 const struct collect_item *collect_items(const struct collect *c, size_t *n);
