@@ -191,6 +191,14 @@
 				return d.data.within ? '#bbb' : orig;
 			});
 		d3.select(box).datum(root).call(chart);
+		// The library writes the frames' names in a transition that
+		// ends on a later frame: written now too, so the page is
+		// whole at once (a screenshot, a DOM dump).
+		box.querySelectorAll('g.frame').forEach(function (g) {
+			var div = g.querySelector('foreignObject div');
+			if (div && !div.textContent)
+				div.textContent = g.getAttribute('name');
+		});
 		charts.push(chart);
 		return chart;
 	}
