@@ -126,8 +126,10 @@ static int run(const struct opts *o)
 		for (size_t i = 0; profs && i < n; i++)
 			if (!profs[i].path)
 				goto oom;
-		if (!profs || read_profiles(profs, n, true, o) < 0)
+		if (!profs)
 			goto oom;
+		if (read_profiles(profs, n, true, o) < 0)
+			goto out;
 		for (size_t i = 0; i < n; i++)
 			htmlreport_profile_place(&t, o->timeline, &profs[i]);
 	} else {
@@ -137,7 +139,7 @@ static int run(const struct opts *o)
 			goto oom;
 		}
 		if (read_profiles(profs, n, false, o) < 0)
-			goto oom;
+			goto out;
 	}
 	doc = htmlreport_model(o->timeline, &t, profs, n);
 	if (!doc)
