@@ -18,7 +18,7 @@ static PALLOC_NORETURN void usage(void)
 	fputs("Usage:\n"
 	      " palloc-report [options] <timeline> [<profile>...]\n"
 	      "\n"
-	      "Make one HTML page of a palloc-run --timeline file: the memory's\n"
+	      "Make one HTML page of a timeline that palloc-run wrote: the memory's\n"
 	      "layers over time, the flame graphs at the peak and at the end,\n"
 	      "what grew between two moments, the resident memory explained.\n"
 	      "Without <profile>s, those the timeline's profile events name.\n"

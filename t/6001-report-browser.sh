@@ -52,9 +52,10 @@ grep -q '<canvas' page.dom && grep -q 'class="uplot' page.dom &&
 	ok "the timeline is drawn (uPlot canvas, layers in the legend)" ||
 	not_ok "the timeline is drawn (uPlot canvas, layers in the legend)"
 
-# d3-flame-graph drew three graphs (peak, end, growth) of >= 5 frames.
+# d3-flame-graph drew three graphs (peak, end, growth) of >= 5 frames,
+# each frame a rect of some width.
 svgs=$(grep -o '<svg[^>]*d3-flame-graph' page.dom | wc -l)
-rects=$(grep -o '<rect' page.dom | wc -l)
+rects=$(grep -o '<rect[^>]*width="[1-9]' page.dom | wc -l)
 [ "$svgs" -ge 3 ] && [ "$rects" -ge 15 ] &&
 	ok "flame graphs drawn: $svgs svg, $rects rects" ||
 	not_ok "flame graphs drawn: $svgs svg, $rects rects"

@@ -191,13 +191,16 @@
 				return d.data.within ? '#bbb' : orig;
 			});
 		d3.select(box).datum(root).call(chart);
-		// The library writes the frames' names in a transition that
-		// ends on a later frame: written now too, so the page is
-		// whole at once (a screenshot, a DOM dump).
+		// The library sets the frames' widths and names in
+		// transitions that end on later frames: set now too, so the
+		// page is whole at once (a screenshot, a DOM dump).
 		box.querySelectorAll('g.frame').forEach(function (g) {
 			var div = g.querySelector('foreignObject div');
+			var rect = g.querySelector('rect');
 			if (div && !div.textContent)
 				div.textContent = g.getAttribute('name');
+			if (rect && !rect.getAttribute('width'))
+				rect.setAttribute('width', g.getAttribute('width'));
 		});
 		charts.push(chart);
 		return chart;
