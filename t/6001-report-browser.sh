@@ -11,7 +11,7 @@
 need_agent
 need palloc-run palloc-report palloc-dump leaker node
 need_chromium
-plan 11
+plan 13
 
 report_leaker_timeline run 8000000 4 &&
 	[ "$(grep -c '"type":"sample"' run/tl.ndjson)" -ge 10 ] &&
@@ -80,6 +80,25 @@ render remote.html remote
 page_urls remote | grep -q '^http://palloc-test.invalid/x.png$' &&
 	ok "control: a page with a remote image shows its URL in the net log" ||
 	not_ok "control: a page with a remote image shows its URL in the net log"
+
+# Several processes: a shell and two leakers, one section each, the
+# largest resident set first.
+mkdir -p multi &&
+	$MAKE_TL run multi/tl.ndjson multi -- palloc-run -q -i 1 \
+		-o 'p.%p.%n.pb.gz' -- sh -c 'leaker --rate 1000000 --seconds 3 &
+			leaker --rate 8000000 --chunk 4096 --seconds 3; wait' \
+		>multi/run.out 2>multi/run.err &&
+	palloc-report multi/tl.ndjson 2>/dev/null && render multi/tl.html multi &&
+	ok "a timeline of three processes, rendered" ||
+	{ not_ok "a timeline of three processes, rendered"; diag "$(cat multi/run.err)"; }
+peaks=$(grep -o '<section class="process" data-pid="[0-9]*" data-peak-rss="[0-9]*"' multi.dom |
+	sed 's/.*data-peak-rss="//; s/"$//')
+[ "$(echo "$peaks" | wc -l)" -ge 3 ] &&
+	[ "$(echo "$peaks" | sort -n -r)" = "$peaks" ] &&
+	[ "$(grep -o '<canvas' multi.dom | wc -l)" -ge 3 ] &&
+	[ "$(grep -o '>leak_some<' multi.dom | wc -l)" -ge 2 ] &&
+	ok "one section each, a chart each, largest first:" $peaks ||
+	not_ok "one section each, a chart each, largest first:" $peaks
 
 if [ -n "${PALLOC_REPORT_SCREENSHOT:-}" ]; then
 	_chromium --window-size=1000,1250 --hide-scrollbars \

@@ -8,8 +8,10 @@
 #       and cgroup every 100 ms (heap_inuse_bytes from an example's
 #       --truth FILE when given, else null), then adds a profile event for
 #       each DIR/*.pb.gz (its time from palloc-dump -j, kind from its name:
-#       *peak* peak, the last of the others exit, the rest interval) and
-#       the exit event; lines sorted by time.
+#       *peak* peak, the last of the others exit, the rest interval; its
+#       pid a sampled pid in its name, as palloc-run -o 'p.%p.%n.pb.gz'
+#       writes it, else the first process's) and the exit
+#       event; lines sorted by time.
 #   make-timeline.py long OUT SECONDS PERIOD_MS PROFILE...
 #       a synthetic timeline of one process: SECONDS of samples every
 #       PERIOD_MS with every key set and noisy values, and an interval
@@ -19,6 +21,7 @@ import glob
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -137,11 +140,21 @@ def run(out, d, args):
                                         check=True).stdout)
         profs.append((doc.get('time_ns') or end, os.path.basename(f)))
     profs.sort()
-    plain = [x for x in profs if 'peak' not in x[1]]
+    # a sampled pid in the name (palloc-run -o '...%p...'), else the
+    # first process
+    pids = set(x['pid'] for x in lines)
+    pid_of = {}
+    for _, n in profs:
+        nums = [int(x) for x in re.findall(r'\d+', n)]
+        pid_of[n] = next((x for x in nums if x in pids), main or 0)
+    last = {}
+    for t, name in profs:
+        if 'peak' not in name:
+            last[pid_of[name]] = name
     for t, name in profs:
         kind = 'peak' if 'peak' in name else \
-            'exit' if plain and (t, name) == plain[-1] else 'interval'
-        lines.append({'type': 'event', 'time_ns': t, 'pid': main or 0,
+            'exit' if last.get(pid_of[name]) == name else 'interval'
+        lines.append({'type': 'event', 'time_ns': t, 'pid': pid_of[name],
                       'event': 'profile', 'path': name, 'kind': kind})
     lines.append({'type': 'event', 'time_ns': end, 'pid': main or 0,
                   'event': 'exit', 'status': p.returncode})

@@ -163,7 +163,7 @@
 		var opts = {
 			width: width, height: 300, series: series,
 			scales: { x: { time: true } },
-			axes: [{}, { size: 70, values: function (u, vals) {
+			axes: [{}, { size: 85, values: function (u, vals) {
 				return vals.map(human);
 			} }],
 			plugins: [marks]
@@ -306,13 +306,18 @@
 		if (i < 0)
 			return;
 		var rss = c.rss_bytes[i];
-		var heap = end ? G.total(end) : c.heap_inuse_bytes[i];
+		// the sample's own estimate, of the same moment as the
+		// kernel's figures; the last profile's total without it
+		var heap = c.heap_inuse_bytes[i];
+		var fromProfile = heap === null && end;
+		if (fromProfile)
+			heap = G.total(end);
 		var free = c.allocator_free_bytes[i];
 		var res = c.allocator_resident_bytes[i];
 		var anon = c.anon_bytes[i], file = c.file_bytes[i];
 		var shmem = c.shmem_bytes[i];
-		var parts = [['profile', 'heap in use (' + (end ?
-			'profile' : 'sampled') + ')', heap]];
+		var parts = [['profile', 'heap in use (' + (fromProfile ?
+			'last profile' : 'timeline') + ')', heap]];
 		parts.push(['allocator', 'allocator free/retained', free]);
 		if (res !== null && heap !== null)
 			parts.push(['allocator', 'allocator overhead',
@@ -353,9 +358,10 @@
 	function process(p) {
 		var sec = el('section', { class: 'process', 'data-pid': p.pid });
 		var c = columns(p);
-		var peakRss = Math.max.apply(null, c.rss_bytes.map(function (v) {
-			return v || 0;
-		}).concat([0]));
+		var peakRss = c.rss_bytes.reduce(function (m, v) {
+			return v > m ? v : m;
+		}, 0);
+		sec.setAttribute('data-peak-rss', peakRss);
 		sec.appendChild(el('h2', {}, 'pid ' + p.pid + ': peak rss ' +
 			human(peakRss)));
 		app.appendChild(sec);
