@@ -7,7 +7,7 @@
 #include "msg_cli.h"
 #include "outfile.h"
 #include "symbols.h"
-#include "timeline.h"
+#include "timeline_read.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -103,7 +103,7 @@ static int read_profiles(struct htmlreport_profile *a, size_t n, bool named,
 static int run(const struct opts *o)
 {
 	struct htmlreport_profile *profs = NULL;
-	struct timeline t;
+	struct timeline_doc t;
 	struct outfile out;
 	char *path = NULL;
 	json_t *doc = NULL;
@@ -111,7 +111,7 @@ static int run(const struct opts *o)
 	int rc = PALLOC_EXIT_TROUBLE;
 	bool to_stdout;
 
-	if (timeline_read_file(o->timeline, &t) < 0) {
+	if (timeline_doc_read(o->timeline, &t) < 0) {
 		msg_error("%s", msg_last());
 		return PALLOC_EXIT_TROUBLE;
 	}
@@ -174,7 +174,7 @@ out:
 	free(path);
 	json_decref(doc);
 	htmlreport_profiles_free(profs, n);
-	timeline_free(&t);
+	timeline_doc_free(&t);
 	return rc;
 }
 

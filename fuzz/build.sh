@@ -98,7 +98,7 @@ for t in "$@"; do
 	timeline_fuzz)
 		# shellcheck disable=SC2086
 		build "$t" "jansson libprotobuf-c zlib" -lm "$here/$t.c" \
-			"$lc/tools/timeline.c" "$lc/tools/htmlreport_model.c" \
+			"$lc/tools/timeline_read.c" "$lc/tools/htmlreport_model.c" \
 			"$lc/tools/htmlreport_page.c" "$here/timeline_assets.c" \
 			"$lc/tools/json.c" "$lc/tools/infile.c" \
 			"$lc/tools/report.c" "$lc/tools/cli.c" "$lc/tools/msg_cli.c" \

@@ -4,7 +4,7 @@
 #include "htmlreport_model.h"
 #include "htmlreport_page.h"
 #include "msg.h"
-#include "timeline.h"
+#include "timeline_read.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +22,7 @@ static FILE *devnull;
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct timeline t;
+	struct timeline_doc t;
 	json_t *doc;
 	char *text, *esc = NULL;
 	size_t len = 0;
@@ -32,10 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		devnull = fopen("/dev/null", "w");
 	if (!devnull)
 		abort();
-	if (timeline_parse((const char *)data, size, &t) < 0) {
+	if (timeline_doc_parse((const char *)data, size, &t) < 0) {
 		if (!*msg_last())
 			abort();
-		timeline_free(&t);
+		timeline_doc_free(&t);
 		return 0;
 	}
 	for (size_t i = 0; i < t.n_samples; i++) {
@@ -62,6 +62,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(esc);
 	free(text);
 	json_decref(doc);
-	timeline_free(&t);
+	timeline_doc_free(&t);
 	return 0;
 }

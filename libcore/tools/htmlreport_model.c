@@ -40,7 +40,7 @@ void htmlreport_profiles_free(struct htmlreport_profile *a, size_t n)
 	free(a);
 }
 
-size_t htmlreport_profiles_from_events(const struct timeline *t,
+size_t htmlreport_profiles_from_events(const struct timeline_doc *t,
 				       const char *timeline_path,
 				       struct htmlreport_profile **out)
 {
@@ -71,7 +71,7 @@ oom:
 	return (size_t)-1;
 }
 
-void htmlreport_profile_place(const struct timeline *t,
+void htmlreport_profile_place(const struct timeline_doc *t,
 			      const char *timeline_path,
 			      struct htmlreport_profile *hp)
 {
@@ -370,7 +370,7 @@ static json_t *event_json(const struct timeline_event *e, int64_t t0)
 	return o;
 }
 
-static json_t *processes_json(const struct timeline *t,
+static json_t *processes_json(const struct timeline_doc *t,
 			      const struct htmlreport_profile *profs, size_t n,
 			      int64_t t0)
 {
@@ -431,7 +431,8 @@ static int prof_time_cmp(const void *a, const void *b)
 	return *x < *y ? -1 : *x > *y;
 }
 
-json_t *htmlreport_model(const char *timeline_name, const struct timeline *t,
+json_t *htmlreport_model(const char *timeline_name,
+			 const struct timeline_doc *t,
 			 const struct htmlreport_profile *profs, size_t n)
 {
 	struct interner in = {0};

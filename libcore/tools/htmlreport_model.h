@@ -5,7 +5,7 @@
 
 #include "common.h"
 #include "pprof.h"
-#include "timeline.h"
+#include "timeline_read.h"
 
 #include <jansson.h>
 
@@ -25,7 +25,7 @@ struct htmlreport_profile {
  * free with htmlreport_profiles_free()), or (size_t)-1 with msg_set() on
  * ENOMEM.
  */
-size_t htmlreport_profiles_from_events(const struct timeline *t,
+size_t htmlreport_profiles_from_events(const struct timeline_doc *t,
 				       const char *timeline_path,
 				       struct htmlreport_profile **out);
 
@@ -35,7 +35,7 @@ size_t htmlreport_profiles_from_events(const struct timeline *t,
  * by device and inode), else the profile's "pid:" comment, its time and
  * kind NULL. Fills the fields of *hp but path and p; hp->p must be read.
  */
-void htmlreport_profile_place(const struct timeline *t,
+void htmlreport_profile_place(const struct timeline_doc *t,
 			      const char *timeline_path,
 			      struct htmlreport_profile *hp);
 
@@ -58,7 +58,8 @@ void htmlreport_profiles_free(struct htmlreport_profile *a, size_t n);
  * unsymbolized location its mapping's basename and file-relative address.
  * Returns a new reference, or NULL with msg_set().
  */
-json_t *htmlreport_model(const char *timeline_name, const struct timeline *t,
+json_t *htmlreport_model(const char *timeline_name,
+			 const struct timeline_doc *t,
 			 const struct htmlreport_profile *profs, size_t n);
 
 #endif /* PALLOC_HTMLREPORT_MODEL_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* palloc-run --timeline's NDJSON read back: samples and events, bounded. */
-#ifndef PALLOC_TIMELINE_H
-#define PALLOC_TIMELINE_H
+#ifndef PALLOC_TIMELINE_READ_H
+#define PALLOC_TIMELINE_READ_H
 
 #include "common.h"
 
@@ -56,7 +56,7 @@ struct timeline_event {
 	const char *kind;  /* profile events: "kind", else NULL; owned by obj */
 };
 
-struct timeline {
+struct timeline_doc {
 	struct timeline_sample *samples; /* in file order */
 	size_t n_samples;
 	struct timeline_event *events; /* in file order */
@@ -68,17 +68,17 @@ struct timeline {
 /*
  * Parse LEN bytes of NDJSON at BUF into *t (zeroed first). Returns 0, or
  * -1 with msg_set() naming the line ("line 3: ...") or ENOMEM; *t is
- * released with timeline_free() either way.
+ * released with timeline_doc_free() either way.
  */
-int timeline_parse(const char *buf, size_t len, struct timeline *t);
+int timeline_doc_parse(const char *buf, size_t len, struct timeline_doc *t);
 
 /*
  * Read the file PATH (a regular file, infile.h) and parse it. Returns 0, or
  * -1 with msg_set() naming PATH.
  */
-int timeline_read_file(const char *path, struct timeline *t);
+int timeline_doc_read(const char *path, struct timeline_doc *t);
 
 /* Free what *t holds (not t itself). */
-void timeline_free(struct timeline *t);
+void timeline_doc_free(struct timeline_doc *t);
 
-#endif /* PALLOC_TIMELINE_H */
+#endif /* PALLOC_TIMELINE_READ_H */

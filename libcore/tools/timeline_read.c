@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* palloc-run --timeline's NDJSON read back: samples and events, bounded. */
 #include "common.h"
-#include "timeline.h"
+#include "timeline_read.h"
 #include "infile.h"
 #include "msg.h"
 
@@ -21,7 +21,7 @@ const char *const timeline_fields[TL_NFIELDS] = {
 	[TL_CG_LIMIT] = "cgroup_limit_bytes",
 };
 
-void timeline_free(struct timeline *t)
+void timeline_doc_free(struct timeline_doc *t)
 {
 	for (size_t i = 0; i < t->n_events; i++)
 		json_decref(t->events[i].obj);
@@ -69,7 +69,7 @@ struct caps {
 };
 
 /* One parsed line into t. Returns 0, or -1 with msg_set(). */
-static int add_line(struct timeline *t, struct caps *c, json_t *o,
+static int add_line(struct timeline_doc *t, struct caps *c, json_t *o,
 		    size_t lineno)
 {
 	const json_t *tm = json_object_get(o, "time_ns");
@@ -120,7 +120,7 @@ static int add_line(struct timeline *t, struct caps *c, json_t *o,
 	return 0;
 }
 
-int timeline_parse(const char *buf, size_t len, struct timeline *t)
+int timeline_doc_parse(const char *buf, size_t len, struct timeline_doc *t)
 {
 	struct caps c = {0, 0};
 	size_t lineno = 0, off = 0;
@@ -168,7 +168,7 @@ int timeline_parse(const char *buf, size_t len, struct timeline *t)
 	return 0;
 }
 
-int timeline_read_file(const char *path, struct timeline *t)
+int timeline_doc_read(const char *path, struct timeline_doc *t)
 {
 	unsigned char *buf = NULL;
 	char why[MSG_MAX];
@@ -184,7 +184,7 @@ int timeline_read_file(const char *path, struct timeline *t)
 		return msg_set("cannot read timeline '%s': %s", path, why);
 	}
 	close(fd);
-	rc = timeline_parse((const char *)buf, len, t);
+	rc = timeline_doc_parse((const char *)buf, len, t);
 	free(buf);
 	if (rc < 0) {
 		snprintf(why, sizeof(why), "%s", msg_last());
