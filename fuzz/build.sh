@@ -39,7 +39,7 @@ build() {
 
 pprof="$lc/pprof/pprof.c $lc/pprof/pprof_codec.c $out/proto/profile.pb-c.c"
 all="pprof_decode_fuzz procfs_fuzz cgroup_fuzz mallinfo_xml_fuzz num_fuzz symbols_fuzz symcache_fuzz
-pattern_fuzz pprof_comments_fuzz smallfile_fuzz pressure_fuzz record_fuzz"
+pattern_fuzz pprof_comments_fuzz smallfile_fuzz pressure_fuzz record_fuzz timeline_fuzz"
 # shellcheck disable=SC2086
 [ $# -gt 0 ] || set -- $all
 for t in "$@"; do
@@ -95,6 +95,16 @@ for t in "$@"; do
 		build "$t" "libprotobuf-c zlib" -lm -I"$top/t/helper" \
 			"$here/$t.c" "$top/t/helper/record_build.c" \
 			"$lc/pprof/record_profile.c" "$lc/pprof/pprof_comments.c" \
+			$pprof "$lc/base/fmt.c" "$lc/base/msg.c" ;;
+	timeline_fuzz)
+		# shellcheck disable=SC2086
+		build "$t" "jansson libprotobuf-c zlib" -lm "$here/$t.c" \
+			"$lc/tools/timeline_read.c" "$lc/tools/htmlreport_model.c" \
+			"$lc/tools/htmlreport_page.c" "$here/timeline_assets.c" \
+			"$lc/tools/json.c" "$lc/tools/infile.c" \
+			"$lc/tools/report.c" "$lc/tools/cli.c" "$lc/tools/msg_cli.c" \
+			"$lc/tools/outfile.c" "$lc/base/num.c" \
+			"$lc/pprof/pprof_comments.c" \
 			$pprof "$lc/base/fmt.c" "$lc/base/msg.c" ;;
 	*)
 		echo "build.sh: unknown target '$t'" >&2

@@ -148,10 +148,10 @@ for s in 0 42 18446744073709551615 18446744073709551616 -9223372036854775808 \
 done
 
 # ---- pattern_fuzz, pprof_comments_fuzz, smallfile_fuzz, pressure_fuzz,
-# record_fuzz (t/helper/record-write FILE RATE compact):
+# record_fuzz (t/helper/record-write FILE RATE compact), timeline_fuzz:
 # the hand-written seeds of t/fixtures/fuzz, and this machine's files
 for t in pattern_fuzz pprof_comments_fuzz smallfile_fuzz pressure_fuzz \
-	record_fuzz; do
+	record_fuzz timeline_fuzz; do
 	mkdir -p "$out/$t"
 	cp "$fx/fuzz/$t"/seed-* "$out/$t/"
 done

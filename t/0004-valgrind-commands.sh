@@ -52,7 +52,7 @@ true &
 dead=$!
 wait $dead
 
-plan 55
+plan 58
 
 # palloc-run itself: the program runs natively with the agent, then
 # palloc-run symbolizes the profile under memcheck.
@@ -86,6 +86,14 @@ if command -v diff-mkprof >/dev/null; then
 else
 	skip "t/helper/diff-mkprof not built"
 fi
+
+# palloc-report: a timeline naming both profiles, one of them raw
+# (symbolized by palloc-report), and a refused timeline
+printf '{"type":"sample","time_ns":1000000000,"pid":7,"heap_inuse_bytes":10,"rss_bytes":4096}\n{"type":"event","time_ns":1100000000,"pid":7,"event":"profile","path":"base.pb.gz","kind":"interval"}\n{"type":"event","time_ns":1200000000,"pid":7,"event":"profile","path":"raw.pb.gz","kind":"exit"}\n' >tl.ndjson
+vg 0 "palloc-report" palloc-report -o tl.html tl.ndjson
+check "palloc-report wrote a page" test -s tl.html
+printf 'not json\n{}\n' >bad.ndjson
+vg 2 "palloc-report on a bad timeline exits 2" palloc-report bad.ndjson
 
 # palloc-dump on files
 vg 0 "palloc-dump FILE" palloc-dump base.pb.gz
