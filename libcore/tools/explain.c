@@ -487,6 +487,8 @@ struct agent_view {
 	double req_sd;		/* NAN unless sampled with error bars */
 	bool have_sampled;
 	int64_t sampled;
+	/* palloc-run -p: blocks from before the attach are unknown to it */
+	bool attached;
 };
 
 static void agent_fetch(pid_t pid, const struct explain_opts *o,
@@ -519,6 +521,7 @@ static void agent_fetch(pid_t pid, const struct explain_opts *o,
 		json_string_value(json_object_get(a->mallinfo, "allocator"));
 	a->glibc = a->allocator && strcmp(a->allocator, "glibc") == 0;
 	a->mimalloc = a->allocator && strcmp(a->allocator, "mimalloc") == 0;
+	a->attached = json_is_true(json_object_get(a->stats, "attached"));
 	rate = allocinfo_int(a->stats, "sample_rate");
 	if (rate > 0 && profile_inuse(pid, o, &sum, &sd, sites)) {
 		a->have_sampled = true;
@@ -743,6 +746,7 @@ json_t *explain_process(pid_t pid, const struct explain_opts *o)
 	json_set(top, "rss_source",
 		 json_string(summed ? "smaps" : "smaps_rollup"));
 	json_set(top, "agent", json_boolean(agent));
+	json_set(top, "attached", json_boolean(a.attached));
 	json_set(top, "allocator",
 		 json_str_or_null(agent ? a.allocator : NULL));
 	json_set(top, "heap_inuse_source",
@@ -765,10 +769,27 @@ json_t *explain_process(pid_t pid, const struct explain_opts *o)
 		json_set(hp, "sampled_bytes",
 			 json_i64_or_null(a.have_sampled, a.sampled));
 	}
-	part(&p, "allocator", "allocator_overhead", a.have_req && ap.have_alloc,
-	     ap.allocated - a.req, "allocator",
-	     "allocated minus requested: size classes, headers, "
-	     "alignment");
+	if (a.attached) {
+		/* The allocator's in-use total holds the blocks from before
+		 * the attach, which the agent never saw: no overhead can be
+		 * told apart from them. */
+		part(&p, "profile", "heap_before_attach",
+		     a.have_req && ap.have_alloc, ap.allocated - a.req,
+		     "remainder",
+		     "before the attach: blocks allocated before palloc-run "
+		     "-p attached, with every block's allocator overhead "
+		     "(the allocator's in-use bytes minus the heap seen)");
+		part(&p, "allocator", "allocator_overhead", false, 0,
+		     "allocator",
+		     "allocated minus requested: within heap_before_attach "
+		     "for an attached process");
+	} else {
+		part(&p, "allocator", "allocator_overhead",
+		     a.have_req && ap.have_alloc, ap.allocated - a.req,
+		     "allocator",
+		     "allocated minus requested: size classes, headers, "
+		     "alignment");
+	}
 	part(&p, "allocator", "allocator_free", ap.have_free, ap.free,
 	     ap.free_basis ? ap.free_basis : "allocator",
 	     "resident memory the allocator holds free: "

@@ -344,6 +344,7 @@ json_t *record_docs_stats(const struct record_view *v,
 	json_set(j, "uptime_seconds",
 		 json_real(seconds(end - st.start_unix_ns)));
 	json_set(j, "exact", json_boolean(exact));
+	json_set(j, "attached", json_boolean(st.flags & RECORD_F_ATTACHED));
 	json_set(j, "sample_rate", json_u64(st.rate));
 	json_set(j, "alloc_count", json_u64(st.alloc_count));
 	json_set(j, "free_count", json_u64(st.free_count));
