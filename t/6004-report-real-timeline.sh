@@ -3,19 +3,36 @@
 # palloc-report on what palloc-run --timeline really writes (issue 21),
 # rendered by headless Chromium with the network blocked: the OOM leaker
 # killed in a 64 MiB memory cgroup of our own (its page shows the cgroup's
-# limit, the threshold and oom_kill events, and names main) and
+# limit, the threshold and oom_kill events, and names main),
 # redis-server under redis-benchmark for 10 s (its page names redis's
-# allocation sites). Neither page asks for any URL.
+# allocation sites) and a program that keeps 1 MiB more every 100 ms for
+# 4 s at rate 1 (its page names grow_step). No page asks for any URL.
 . "$top_srcdir/t/lib.sh"
 . "$top_srcdir/t/lib-kernel.sh"
 . "$top_srcdir/t/lib-report.sh"
 need_agent
-need palloc-run palloc-report oom-leaker jq
+need palloc-run palloc-report oom-leaker timeline-grow jq
 need_chromium
-plan 10
+plan 13
 
 # rendered PREFIX: the page's script ran to its end.
 rendered() { grep -q 'data-rendered="yes"' "$1.dom"; }
+
+# 1 MiB more every 100 ms for 4 s, at rate 1, its interval profiles
+# each second: the growth between two of them is grow_step's.
+mkdir grow
+timeout_run 120 palloc-run -q -r 1 -i 1 -o 'grow/g.%n.pb.gz' \
+	--timeline grow/tl.ndjson timeline-grow >grow.out 2>grow.err
+check "the growing program under palloc-run --timeline: exit 0" test $? -eq 0
+palloc-report grow/tl.ndjson 2>grow-rep.err && render grow/tl.html grow &&
+	rendered grow && grep -q '>grow_step<' grow.dom &&
+	grep -q '<canvas' grow.dom &&
+	grep -q 'class="growth-summary">grew by ' grow.dom &&
+	ok "its report rendered: grow_step named, the chart and the growth drawn" ||
+	{ not_ok "its report rendered: grow_step named, the chart and the growth drawn"; diag "$(cat grow-rep.err grow.err)"; }
+urls=$(page_urls grow)
+[ -z "$urls" ] && ok "that page asked for no URL" ||
+	{ not_ok "that page asked for no URL"; diag "$urls"; }
 
 # OOM leaker: 256 KiB every 10 ms until the kernel kills it.
 if memcg_64m palloc-rep-oom-$$; then
