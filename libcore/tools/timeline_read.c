@@ -188,6 +188,7 @@ int timeline_doc_read(const char *path, struct timeline_doc *t)
 	free(buf);
 	if (rc < 0) {
 		snprintf(why, sizeof(why), "%s", msg_last());
+		timeline_doc_free(t);
 		return msg_set("bad timeline '%s': %s", path, why);
 	}
 	return 0;

@@ -74,7 +74,7 @@ int timeline_doc_parse(const char *buf, size_t len, struct timeline_doc *t);
 
 /*
  * Read the file PATH (a regular file, infile.h) and parse it. Returns 0, or
- * -1 with msg_set() naming PATH.
+ * -1 with msg_set() naming PATH and nothing left in *t to free.
  */
 int timeline_doc_read(const char *path, struct timeline_doc *t);
 
