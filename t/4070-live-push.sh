@@ -7,32 +7,37 @@
 # alloc values are what it allocated in that window, its inuse values the
 # 6000 bytes it holds, every upload names the service and its pid. The
 # Pyroscope receiver goes away and comes back: the pusher keeps running,
-# says so in two lines, stays small, and uploads again. Bad input: one
-# line, exit 2.
+# says so in two lines, stays small, and uploads again. A server that
+# never answers costs a timeout. Bad input: one line, exit 2.
 . "$top_srcdir/t/lib.sh"
 need_agent
 need jq push-steady
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip_all "no /usr/bin/python3"
 if asan palloc-dump; then skip_all "a sanitized build cannot load the agent"; fi
-plan 24
+plan 25
 
 srv=$top_srcdir/t/helper/push-server.py
 pids=
 trap 'kill -9 $pids 2>/dev/null; wait 2>/dev/null; cleanup_tmp' EXIT
 
-# server NAME KIND PORT: a fake receiver, its pid in $NAME_pid, its port
-# in $NAME_port once it listens.
-server() {
-	mkdir -p "$1.d"
-	rm -f "$1.port"
-	"$PY" "$srv" "$2" "$3" "$1.port" "$1.log" "$1.d" push_burst \
-		2>"$1.err" &
-	eval "${1}_pid=$!"
-	pids="$pids $!"
-	retry 200 0.05 test -s "$1.port" || return 1
-	eval "${1}_port=$(cat "$1.port")"
-}
+# One process for the four receivers (srv/KIND.port, srv/KIND.log).
+mkdir srv
+"$PY" "$srv" srv push_burst pyroscope parca otlp hang 2>srv.err &
+fake=$!
+pids="$pids $fake"
+for k in pyroscope parca otlp hang; do
+	retry 600 0.05 test -s "srv/$k.port" ||
+		{ echo "Bail out! no fake receivers"; cat srv.err; exit 1; }
+done
+py_port=$(cat srv/pyroscope.port)
+pa_port=$(cat srv/parca.port)
+ot_port=$(cat srv/otlp.port)
+hang_port=$(cat srv/hang.port)
+py=srv/pyroscope.log
+pa=srv/parca.log
+# pyroscope_is STATE: SIGUSR1 took the Pyroscope receiver down or up.
+pyroscope_is() { [ "$(cat srv/pyroscope.state 2>/dev/null)" = "$1" ]; }
 
 # uploads LOG PID [LABEL]: the accepted uploads of process PID in LOG
 # with label env=LABEL (default test: the pusher of the pid).
@@ -44,8 +49,6 @@ uploads() {
 # at_least N LOG PID [LABEL]: LOG holds N uploads of PID.
 at_least() { [ "$(uploads "$2" "$3" "${4:-test}")" -ge "$1" ]; }
 
-server py pyroscope 0 || { echo "Bail out! no fake Pyroscope"; exit 1; }
-server pa parca 0 || { echo "Bail out! no fake Parca"; exit 1; }
 
 PALLOC_SAMPLE_RATE=1 LD_PRELOAD=$PALLOC_AGENT push-steady 1000 2 250 6 \
 	>a.out 2>a.err &
@@ -60,35 +63,42 @@ palloc-dump --push "pyroscope=http://127.0.0.1:$py_port" \
 	--header 'X-Scope-OrgID: tenant1' "$a" 2>push.err &
 d=$!
 pids="$pids $d"
+# Meanwhile, a server that takes a request and never answers.
+palloc-dump --push "pyroscope=http://127.0.0.1:$hang_port" --every 1 \
+	"$a" 2>hang.err &
+h=$!
+pids="$pids $h"
+
 # No pid, meanwhile: every process of ours with an agent, found at each
 # window; one that starts later is found at the next ones.
 palloc-dump --push "parca=http://127.0.0.1:$pa_port" --every 1 \
 	--label env=all 2>all.err &
 e=$!
 pids="$pids $e"
-retry 300 0.1 at_least 1 pa.log "$a" all
+retry 300 0.1 at_least 1 $pa "$a" all
 PALLOC_SAMPLE_RATE=1 LD_PRELOAD=$PALLOC_AGENT push-steady 500 1 250 3 \
 	>b.out 2>b.err &
 b=$!
 pids="$pids $b"
-retry 300 0.1 at_least 3 py.log "$a"
-check "Pyroscope got 3 windows of the service" at_least 3 py.log "$a"
-check "Parca got 3 windows of the service" at_least 3 pa.log "$a"
+retry 300 0.1 at_least 3 $py "$a"
+check "Pyroscope got 3 windows of the service" at_least 3 $py "$a"
+check "Parca got 3 windows of the service" at_least 3 $pa "$a"
 
 # The receiver goes away for at least two windows, then comes back on
 # its port.
-kill -9 "$py_pid"
-wait "$py_pid" 2>/dev/null
-n=$(uploads pa.log "$a")
-retry 300 0.1 at_least $((n + 2)) pa.log "$a"
+kill -USR1 "$fake"
+retry 300 0.05 pyroscope_is down
+n=$(uploads $pa "$a")
+retry 300 0.1 at_least $((n + 2)) $pa "$a"
 check "the pusher runs on while Pyroscope is away" kill -0 "$d"
-before=$(uploads py.log "$a")
+before=$(uploads $py "$a")
 back=$(date +%s%N)
-server py pyroscope "$py_port" || echo "# fake Pyroscope did not restart"
-retry 300 0.1 at_least $((before + 1)) py.log "$a"
+kill -USR1 "$fake"
+retry 300 0.05 pyroscope_is up || echo "# fake Pyroscope did not come back"
+retry 300 0.1 at_least $((before + 1)) $py "$a"
 first=$(jq -s --arg pid "$a" '[.[] | select(.ok and .labels.pid == $pid and
 	.labels.env == "test")]
-	| .['"$before"'].received_ns // 0' py.log)
+	| .['"$before"'].received_ns // 0' $py)
 # two windows of 1 s, and 2 s for a loaded machine
 if [ "$first" -gt 0 ] && [ $((first - back)) -lt 4000000000 ]; then
 	ok "uploads again within two windows of its return"
@@ -115,11 +125,21 @@ else
 	not_ok "one line when it went away, one when it came back"
 	sed 's/^/# /' push.err
 fi
+if kill -0 "$h" && [ "$(wc -l <hang.err)" -eq 1 ] &&
+	grep -q "cannot push (Timeout" hang.err; then
+	kill -TERM "$h"
+	wait "$h"
+	check "a server that never answers: one line, SIGTERM, exit 0" \
+		test $? -eq 0
+else
+	not_ok "a server that never answers: one line, SIGTERM, exit 0"
+	sed 's/^/# /' hang.err
+fi
 kill -9 "$a"
-retry 300 0.1 at_least 1 pa.log "$b" all
+retry 300 0.1 at_least 1 $pa "$b" all
 check "without a pid: the processes found, one started later too" \
 	jqe -s --arg a "$a" --arg b "$b" '[.[] | select(.ok and .labels.env ==
-		"all") | .labels.pid] | index($a) and index($b)' pa.log
+		"all") | .labels.pid] | index($a) and index($b)' $pa
 kill -9 "$b"
 kill -TERM "$e"
 
@@ -168,9 +188,9 @@ print("# %s: %d windows checked, %d wrong" % (kind, n, bad))
 sys.exit(1 if bad or n < 3 else 0)
 EOF
 check "Pyroscope: each window's alloc = the bursts of that window, inuse 6000 B exactly" \
-	"$PY" verify.py py.log pyroscope "$a" a.out 1000 2 6
+	"$PY" verify.py $py pyroscope "$a" a.out 1000 2 6
 check "Parca: the same in its two series" \
-	"$PY" verify.py pa.log parca "$a" a.out 1000 2 6
+	"$PY" verify.py $pa parca "$a" a.out 1000 2 6
 
 host=$(hostname)
 check "every Pyroscope upload names the service, pid, hostname, label" \
@@ -178,37 +198,37 @@ check "every Pyroscope upload names the service, pid, hostname, label" \
 		.labels.pid == $pid and .labels.env == "test")] | length > 0 and all(.service ==
 		"push-steady" and .labels.hostname == $h and .labels.env ==
 		"test" and .spyName == "palloc" and .from < .until and
-		.headers["x-scope-orgid"] == "tenant1")' py.log
+		.headers["x-scope-orgid"] == "tenant1")' $py
 check "Pyroscope names the profile memory, from alloc_ and inuse_ types" \
 	jqe -s '[.[] | select(.ok) | .series[]] | all(.type_name ==
 		"memory" and (.types | index("alloc_space") and
-		index("inuse_space")))' py.log
+		index("inuse_space")))' $py
 check "every Parca upload: service_name, pid, hostname, label" \
 	jqe -s --arg pid "$a" --arg h "$host" '[.[] | select(.ok and
 		.labels.pid == $pid and .labels.env == "test")] | length > 0 and all(.service ==
 		"push-steady" and .labels.hostname == $h and .labels.env ==
-		"test")' pa.log
+		"test")' $pa
 check "Parca: an alloc delta and an inuse snapshot per window" \
 	jqe -s --arg pid "$a" '[.[] | select(.ok and .labels.pid == $pid and
 		.labels.env == "test")] | length > 0 and all(.series | length
 		== 2 and (.[0].type_names | index(
 		"memory:alloc_space:bytes:space:bytes:delta")) and
 		(.[1].type_names | index("memory:inuse_space:bytes:space:bytes"))
-		and .[1].duration_nanos == 0)' pa.log
+		and .[1].duration_nanos == 0)' $pa
 check "every upload was accepted" \
-	jqe -s 'all(.ok)' py.log pa.log
+	jqe -s 'all(.ok)' $py $pa
 check "the frames are symbolized: push_burst and main" \
 	jqe -s '[.[] | select(.ok) | .series[] | select(.func.alloc_space > 0)
 		| .functions] | length > 0 and all(index("push_burst") and
-		index("main"))' py.log
+		index("main"))' $py
 
 if command -v go >/dev/null 2>&1; then
 	fails=0
 	# a Pyroscope body, and a Parca request's two (alloc, inuse)
 	for f in $( (jq -r --arg pid "$a" 'select(.ok and .labels.pid == $pid
-		and .labels.env == "test") | .series[].body' py.log | tail -n 1
+		and .labels.env == "test") | .series[].body' $py | tail -n 1
 		jq -r --arg pid "$a" 'select(.ok and .labels.pid == $pid
-		and .labels.env == "test") | .series[].body' pa.log |
+		and .labels.env == "test") | .series[].body' $pa |
 		tail -n 2)); do
 		pprof -raw "$f" >raw.txt 2>raw.err &&
 			grep -q push_burst raw.txt || {
@@ -222,7 +242,6 @@ else
 fi
 
 # OTLP: the encoder, or one line saying it is not there (exit 2).
-server ot otlp 0 || echo "# no fake OTLP receiver"
 PALLOC_SAMPLE_RATE=1 LD_PRELOAD=$PALLOC_AGENT push-steady 1000 2 250 6 \
 	>c.out 2>c.err &
 c=$!
@@ -232,7 +251,7 @@ palloc-dump --push "otlp=http://127.0.0.1:$ot_port" --every 1 "$c" \
 	2>otlp.err &
 o=$!
 pids="$pids $o"
-retry 100 0.1 sh -c "! kill -0 $o 2>/dev/null || test -s ot.log"
+retry 100 0.1 sh -c "! kill -0 $o 2>/dev/null || test -s srv/otlp.log"
 if ! kill -0 "$o" 2>/dev/null; then
 	wait "$o"
 	rc=$?
@@ -242,7 +261,7 @@ if ! kill -0 "$o" 2>/dev/null; then
 else
 	check "otlp: the request reaches /v1development/profiles as protobuf" \
 		jqe -s 'length > 0 and all(.ok and .ctype ==
-			"application/x-protobuf")' ot.log
+			"application/x-protobuf")' srv/otlp.log
 	kill -TERM "$o"
 	wait "$o"
 fi

@@ -2,16 +2,22 @@
 # SPDX-License-Identifier: MIT
 """push-server.py: fake receivers for palloc-dump --push (t/4070).
 
-  push-server.py KIND PORT PORTFILE LOG DIR FUNC
+  push-server.py DIR FUNC KIND...
 
-KIND pyroscope, parca or otlp; PORT 0 for any (the port bound goes to
-PORTFILE). Each request is checked with the rules its server's source
-states, and answered 200, or 400 with the reason. LOG gets one JSON line
-per request: {"ok", "error", "path", "ctype", "service", "labels",
-"from", "until", "series": [{"type_name", "time_nanos",
-"duration_nanos", "totals", "func", "functions", "body"}]}, "func" the
-sums of each sample type over the samples whose stack holds function
-FUNC. The pprof bodies, decompressed, go to DIR/N.pb.
+One process serves each KIND (pyroscope, parca, otlp, or hang: a server
+that reads a request and never answers, nor accepts another meanwhile) on
+a port of its own on 127.0.0.1, written to DIR/KIND.port once it listens.
+Each request is checked with the rules its server's source states, and
+answered 200, or 400 with the reason. DIR/KIND.log gets one JSON line per
+request: {"ok", "error", "path", "ctype", "headers", "received_ns",
+"service", "labels", "from", "until", "series": [{"type_name" or
+"type_names", "delta", "time_nanos", "duration_nanos", "types",
+"totals", "func", "functions", "body"}]}, "func" the sums of each sample
+type over the samples whose stack holds function FUNC. The pprof bodies,
+decompressed, go to DIR/KIND.d/N.pb. SIGUSR1 closes the pyroscope
+server's socket (connections refused: the server is down), the next
+opens it again on the same port; DIR/pyroscope.state says "down" or "up"
+once done.
 
 Pyroscope (grafana/pyroscope pkg/ingester/pyroscope/ingest_handler.go,
 api/model/labelset/labelset.go and validate.go, pkg/og/util/attime,
@@ -44,7 +50,9 @@ import http.server
 import json
 import os
 import re
+import signal
 import sys
+import threading
 import time
 import urllib.parse
 
@@ -293,6 +301,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         srv = self.server
         n = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(n)
+        if srv.kind == "hang":
+            with open(srv.log, "a") as f:
+                f.write(json.dumps({"ok": False, "path": self.path,
+                                    "error": "hung"}) + "\n")
+            time.sleep(3600)
         url = urllib.parse.urlsplit(self.path)
         rec = {"ok": False, "path": url.path, "received_ns": time.time_ns(),
                "ctype": self.headers.get("Content-Type", ""),
@@ -396,15 +409,47 @@ class Handler(http.server.BaseHTTPRequestHandler):
         rec["length"] = len(body)
 
 
+def serve(dir_, func, kind, port):
+    srv = http.server.HTTPServer(("127.0.0.1", port), Handler)
+    srv.kind, srv.func = kind, func
+    srv.log = os.path.join(dir_, kind + ".log")
+    srv.dir = os.path.join(dir_, kind + ".d")
+    os.makedirs(srv.dir, exist_ok=True)
+    srv.count = len([x for x in os.listdir(srv.dir) if x.endswith(".pb")])
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def publish(path, text):
+    with open(path + ".tmp", "w") as f:
+        f.write(text + "\n")
+    os.rename(path + ".tmp", path)
+
+
 def main():
-    kind, port, portfile, log, dir_, func = sys.argv[1:7]
-    srv = http.server.HTTPServer(("127.0.0.1", int(port)), Handler)
-    srv.kind, srv.log, srv.dir, srv.func, srv.count = kind, log, dir_, func, 0
-    srv.count = len([x for x in os.listdir(dir_) if x.endswith(".pb")])
-    with open(portfile + ".tmp", "w") as f:
-        f.write("%d\n" % srv.server_address[1])
-    os.rename(portfile + ".tmp", portfile)
-    srv.serve_forever()
+    dir_, func = sys.argv[1:3]
+    servers = {k: serve(dir_, func, k, 0) for k in sys.argv[3:]}
+    toggles = []
+    signal.signal(signal.SIGUSR1, lambda *a: toggles.append(1))
+    for k, srv in servers.items():
+        publish(os.path.join(dir_, k + ".port"), str(srv.server_address[1]))
+    while True:
+        signal.pause()
+        while toggles:
+            toggles.pop()
+            srv = servers.get("pyroscope")
+            state = os.path.join(dir_, "pyroscope.state")
+            if srv is None:
+                continue
+            if srv.socket.fileno() >= 0:
+                port = srv.server_address[1]
+                srv.shutdown()
+                srv.server_close()
+                srv.port = port
+                publish(state, "down")
+            else:
+                servers["pyroscope"] = serve(dir_, func, "pyroscope", srv.port)
+                publish(state, "up")
 
 
 if __name__ == "__main__":
