@@ -19,6 +19,7 @@
 #include "num.h"
 #include "outfile.h"
 #include "pprof.h"
+#include "push.h"
 #include "report.h"
 #include "serve.h"
 #include "symbols.h"
@@ -31,6 +32,7 @@ static PALLOC_NORETURN void usage(void)
 	       " %s [options]\n"
 	       " %s [options] <pid>|<file>\n"
 	       " %s --serve <addr> [<pid>...]\n"
+	       " %s --push <kind>=<url> [--push ...] [<pid>...]\n"
 	       "\n"
 	       "Without an operand, list the processes under palloc you can read,\n"
 	       "and the records of those that ended. With a <pid>, read a heap\n"
@@ -61,18 +63,27 @@ static PALLOC_NORETURN void usage(void)
 	       "                               over HTTP on <addr> ([host:]port)\n"
 	       "     --allow-users <users>   who else may read there: any, or user names\n"
 	       "                               and uids (default: you and root)\n"
+	       "     --push <kind>=<url>     push every window to pyroscope, parca or\n"
+	       "                               otlp at <url> (repeatable)\n"
+	       "     --every <seconds>       the window of --push (default %d)\n"
+	       "     --service <name>        --push's service name (default: each\n"
+	       "                               executable's name)\n"
+	       "     --label <k>=<v>         a label of every --push upload (repeatable)\n"
+	       "     --header '<name>: <v>'  an HTTP header of --push (repeatable)\n"
 	       "\n"
 	       " -h, --help                  display this help\n"
 	       " -V, --version               display version\n"
 	       "\n"
 	       "For more details see palloc-dump(1).\n",
-	       msg_prog(), msg_prog(), msg_prog(), DEFAULT_TOP);
+	       msg_prog(), msg_prog(), msg_prog(), msg_prog(), DEFAULT_TOP,
+	       PUSH_DEFAULT_EVERY);
 	exit(PALLOC_EXIT_OK);
 }
 
 struct opts {
 	const char *output, *sample_arg, *root, *serve_addr, *allow;
 	struct serve_access access;
+	struct push_config push;
 	bool allocs, stats, want_top, folded, json, symbolize, no_symbolize;
 	uint64_t seconds, top;
 	int timeout_ms;
@@ -87,8 +98,21 @@ struct opts {
 static bool other_operand(int argc, char **argv, int skip)
 {
 	static const char *const with_arg[] = {
-		"-p",	    "--pid",	      "-s",	"--seconds", "-o",
-		"--output", "--sample-index", "--root", "--timeout", "--serve",
+		"-p",
+		"--pid",
+		"-s",
+		"--seconds",
+		"-o",
+		"--output",
+		"--sample-index",
+		"--root",
+		"--timeout",
+		"--serve",
+		"--push",
+		"--every",
+		"--service",
+		"--label",
+		"--header",
 	};
 
 	for (int i = 1; i < argc; i++) {
@@ -547,6 +571,11 @@ int main(int argc, char **argv)
 		OPT_TIMEOUT,
 		OPT_SERVE,
 		OPT_ALLOW_USERS,
+		OPT_PUSH,
+		OPT_EVERY,
+		OPT_SERVICE,
+		OPT_LABEL,
+		OPT_HEADER,
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -564,6 +593,11 @@ int main(int argc, char **argv)
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"serve", required_argument, NULL, OPT_SERVE},
 		{"allow-users", required_argument, NULL, OPT_ALLOW_USERS},
+		{"push", required_argument, NULL, OPT_PUSH},
+		{"every", required_argument, NULL, OPT_EVERY},
+		{"service", required_argument, NULL, OPT_SERVICE},
+		{"label", required_argument, NULL, OPT_LABEL},
+		{"header", required_argument, NULL, OPT_HEADER},
 		CLI_END_LONGOPTS,
 	};
 	struct opts o = {.top = DEFAULT_TOP,
@@ -640,6 +674,13 @@ int main(int argc, char **argv)
 					  optarg, msg_last());
 			o.allow = optarg;
 			break;
+		case OPT_PUSH:
+		case OPT_EVERY:
+		case OPT_SERVICE:
+		case OPT_LABEL:
+		case OPT_HEADER:
+			push_cli_option(&o.push, c - OPT_PUSH, optarg);
+			break;
 		default:
 			cli_default_option(c, argv, longopts, usage);
 		}
@@ -647,6 +688,15 @@ int main(int argc, char **argv)
 
 	if (o.allow && !o.serve_addr)
 		msg_usage(PALLOC_EXIT_TROUBLE, "--allow-users needs --serve");
+	if (o.push.n_targets || o.push.options) {
+		if (o.serve_addr || o.output || o.want_top || o.folded ||
+		    o.json || o.stats || o.seconds || o.allocs)
+			msg_usage(PALLOC_EXIT_TROUBLE,
+				  "--push takes only pids");
+		o.push.symbolize = !o.no_symbolize;
+		o.push.warn = cli_warn_line;
+		return push_main(&o.push, argc - optind, argv + optind);
+	}
 	if (o.serve_addr) {
 		pid_t *pids = NULL;
 		int n = argc - optind, rc;
