@@ -99,12 +99,17 @@ retry 300 0.1 at_least $((before + 1)) $py "$a"
 first=$(jq -s --arg pid "$a" '[.[] | select(.ok and .labels.pid == $pid and
 	.labels.env == "test")]
 	| .['"$before"'].received_ns // 0' $py)
-# two windows of 1 s, and 2 s for a loaded machine
-if [ "$first" -gt 0 ] && [ $((first - back)) -lt 4000000000 ]; then
+# Within two windows, counted in windows (the Parca receiver's uploads
+# between the return and that first upload, one more for the window under
+# way), not in seconds: the pusher's own pace is the clock on a loaded machine.
+gap=$(jq -s --arg pid "$a" --argjson b "$back" --argjson f "$first" '[.[] |
+	select(.ok and .labels.pid == $pid and .labels.env == "test" and
+	.received_ns > $b and .received_ns < $f)] | length' $pa)
+if [ "$first" -gt 0 ] && [ "${gap:-99}" -le 3 ]; then
 	ok "uploads again within two windows of its return"
 else
 	not_ok "uploads again within two windows of its return"
-	echo "# back at $back, first upload at $first"
+	echo "# back at $back, first upload at $first, $gap Parca windows between"
 fi
 retry 100 0.1 grep -q "pushing again" push.err
 hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$d/status")
