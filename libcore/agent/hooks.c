@@ -5,6 +5,7 @@
 #include "fmt.h"
 #include "phdr.h"
 #include "sampler.h"
+#include "usdt.h"
 
 #include <malloc.h>
 #include <sched.h>
@@ -263,6 +264,7 @@ static inline __attribute__((always_inline)) void sample(struct agent_thread *t,
 		depth = agent_cfg.max_depth;
 	refresh_name(t);
 	sampler_weight(agent_cfg.rate, size, &objects, &bytes);
+	USDT_ALLOC(p, size, bytes + 0.5);
 	t->samples++;
 	record(t, thread_stack(t, pcs + skip, depth), p, size, objects, bytes);
 	t->warm = true;
@@ -419,6 +421,8 @@ static __attribute__((noinline)) bool free_slow(void *p,
 		}
 		if (found && e)
 			*e = out;
+		else if (found)
+			USDT_FREE(p);
 		guard_leave_light(t);
 		if (found)
 			thread_sync(t);
@@ -650,6 +654,9 @@ static void *realloc_common(void *p, size_t n, size_t elem, bool array)
 		return NULL;
 	}
 	if (p) {
+		/* The old block is gone only now: a failed realloc keeps it. */
+		if (had)
+			USDT_FREE(p);
 		if (unlikely(count_free(t)))
 			free_register(t);
 		if (old_usable)

@@ -3,6 +3,7 @@
 #include "hash.h"
 #include "pprof_int.h"
 #include "pprof_pack.h"
+#include "pbwire.h"
 #include "crc32_table.h"
 #include "msg.h"
 
@@ -17,11 +18,6 @@
  * CRC taken, and then each block is moved down by the block headers
  * before it (never over bytes not yet moved).
  */
-
-enum {
-	WT_VARINT = 0,
-	WT_LEN = 2,
-};
 
 /* Field numbers of proto/profile.proto, per message. */
 enum {
@@ -68,16 +64,16 @@ struct strtab {
 	bool failed;		 /* ENOMEM (msg_set() done) */
 };
 
-/* Where the bytes go: out NULL only counts them in n. */
-struct writer {
+/* The emitters' state, the ctx of their pbw_writer (pbwire.h). */
+struct pack_ctx {
 	const struct pprof_profile *p;
 	struct strtab *t;
-	unsigned char *out;
-	size_t n, cap;
-	bool failed; /* the second pass wrote more than the first counted */
 };
 
-typedef void emit_fn(struct writer *w, const void *obj);
+static const struct pprof_profile *wp(const struct pbw_writer *w)
+{
+	return ((const struct pack_ctx *)w->ctx)->p;
+}
 
 uint32_t pprof_pack_crc32(uint32_t crc, const void *data, size_t len)
 {
@@ -159,9 +155,9 @@ static void strtab_fini(struct strtab *t)
 }
 
 /* The index of s, added if new; 0 for NULL, "" and after ENOMEM. */
-static uint64_t str_index(struct writer *w, const char *s)
+static uint64_t str_index(struct pbw_writer *w, const char *s)
 {
-	struct strtab *t = w->t;
+	struct strtab *t = ((struct pack_ctx *)w->ctx)->t;
 	size_t k;
 
 	if (!s || !*s || t->failed)
@@ -185,105 +181,13 @@ static uint64_t str_index(struct writer *w, const char *s)
 	return t->count++;
 }
 
-static size_t varint_size(uint64_t v)
-{
-	/* 7 bits a byte: 1 for 0..127, 10 for the top bit set */
-	return (size_t)(64 - __builtin_clzll(v | 1) + 6) / 7;
-}
-
-static void put_bytes(struct writer *w, const void *data, size_t len)
-{
-	if (w->out) {
-		if (len > w->cap - w->n) {
-			w->failed = true;
-			return;
-		}
-		if (len)
-			memcpy(w->out + w->n, data, len);
-	}
-	w->n += len;
-}
-
-static void put_varint(struct writer *w, uint64_t v)
-{
-	unsigned char *o;
-
-	if (!w->out) {
-		w->n += varint_size(v);
-		return;
-	}
-	if (varint_size(v) > w->cap - w->n) {
-		w->failed = true;
-		return;
-	}
-	o = w->out + w->n;
-	while (v >= 0x80) {
-		*o++ = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	*o++ = (unsigned char)v;
-	w->n = (size_t)(o - w->out);
-}
-
-static void put_key(struct writer *w, unsigned int field, unsigned int wt)
-{
-	put_varint(w, (uint64_t)field << 3 | wt);
-}
-
-/* A proto3 scalar (int64, uint64, bool): left out when zero. */
-static void put_scalar(struct writer *w, unsigned int field, uint64_t v)
-{
-	if (!v)
-		return;
-	put_key(w, field, WT_VARINT);
-	put_varint(w, v);
-}
-
 /* A string field: its index in the table, left out for "". */
-static void put_str(struct writer *w, unsigned int field, const char *s)
+static void put_str(struct pbw_writer *w, unsigned int field, const char *s)
 {
-	put_scalar(w, field, str_index(w, s));
+	pbw_scalar(w, field, str_index(w, s));
 }
 
-/* A packed repeated (u)int64 (int64 in two's complement, 10 bytes when
- * negative, as protobuf does); left out when empty. */
-static void put_packed(struct writer *w, unsigned int field, const uint64_t *v,
-		       size_t n)
-{
-	size_t i, len = 0;
-
-	if (!n)
-		return;
-	for (i = 0; i < n; i++)
-		len += varint_size(v[i]);
-	put_key(w, field, WT_LEN);
-	put_varint(w, len);
-	for (i = 0; i < n; i++)
-		put_varint(w, v[i]);
-}
-
-/* A sub-message: its length (counted by emitting it once without output),
- * then its bytes. While only counting, one emission does both. */
-static void put_msg(struct writer *w, unsigned int field, emit_fn *emit,
-		    const void *obj)
-{
-	struct writer c = {.p = w->p, .t = w->t};
-	size_t start;
-
-	put_key(w, field, WT_LEN);
-	emit(&c, obj);
-	put_varint(w, c.n);
-	if (!w->out) {
-		w->n += c.n;
-		return;
-	}
-	start = w->n;
-	emit(w, obj);
-	if (w->n - start != c.n)
-		w->failed = true;
-}
-
-static void emit_value_type(struct writer *w, const void *obj)
+static void emit_value_type(struct pbw_writer *w, const void *obj)
 {
 	const struct pprof_value_type *vt = obj;
 
@@ -291,103 +195,101 @@ static void emit_value_type(struct writer *w, const void *obj)
 	put_str(w, 2, vt->unit);
 }
 
-static void emit_label(struct writer *w, const void *obj)
+static void emit_label(struct pbw_writer *w, const void *obj)
 {
 	const struct pprof_label *l = obj;
 
 	put_str(w, 1, l->key);
 	put_str(w, 2, l->str);
-	put_scalar(w, 3, (uint64_t)l->num);
+	pbw_scalar(w, 3, (uint64_t)l->num);
 	put_str(w, 4, l->num_unit);
 }
 
-static void emit_sample(struct writer *w, const void *obj)
+static void emit_sample(struct pbw_writer *w, const void *obj)
 {
 	const struct pprof_sample *s = obj;
 	size_t i;
 
-	put_packed(w, 1, s->location_ids, s->n_locations);
+	pbw_packed(w, 1, s->location_ids, s->n_locations);
 	/* int64 and uint64 may alias (C11 6.5p7) */
-	put_packed(w, 2, (const uint64_t *)s->values, w->p->n_sample_types);
+	pbw_packed(w, 2, (const uint64_t *)s->values, wp(w)->n_sample_types);
 	for (i = 0; i < s->n_labels; i++)
-		put_msg(w, 3, emit_label, &s->labels[i]);
+		pbw_msg(w, 3, emit_label, &s->labels[i]);
 }
 
-static void emit_mapping(struct writer *w, const void *obj)
+static void emit_mapping(struct pbw_writer *w, const void *obj)
 {
 	const struct pprof_mapping *m = obj;
 
-	put_scalar(w, 1, (uint64_t)(m - w->p->mappings) + 1);
-	put_scalar(w, 2, m->start);
-	put_scalar(w, 3, m->limit);
-	put_scalar(w, 4, m->offset);
+	pbw_scalar(w, 1, (uint64_t)(m - wp(w)->mappings) + 1);
+	pbw_scalar(w, 2, m->start);
+	pbw_scalar(w, 3, m->limit);
+	pbw_scalar(w, 4, m->offset);
 	put_str(w, 5, m->file);
 	put_str(w, 6, m->build_id);
-	put_scalar(w, 7, m->has_functions);
-	put_scalar(w, 8, m->has_filenames);
-	put_scalar(w, 9, m->has_line_numbers);
-	put_scalar(w, 10, m->has_inline_frames);
+	pbw_scalar(w, 7, m->has_functions);
+	pbw_scalar(w, 8, m->has_filenames);
+	pbw_scalar(w, 9, m->has_line_numbers);
+	pbw_scalar(w, 10, m->has_inline_frames);
 }
 
-static void emit_line(struct writer *w, const void *obj)
+static void emit_line(struct pbw_writer *w, const void *obj)
 {
 	const struct pprof_line *l = obj;
 
-	put_scalar(w, 1, l->function_id);
-	put_scalar(w, 2, (uint64_t)l->line);
+	pbw_scalar(w, 1, l->function_id);
+	pbw_scalar(w, 2, (uint64_t)l->line);
 }
 
-static void emit_location(struct writer *w, const void *obj)
+static void emit_location(struct pbw_writer *w, const void *obj)
 {
 	const struct pprof_location *l = obj;
 	size_t i;
 
-	put_scalar(w, 1, (uint64_t)(l - w->p->locations) + 1);
-	put_scalar(w, 2, l->mapping_id);
-	put_scalar(w, 3, l->address);
+	pbw_scalar(w, 1, (uint64_t)(l - wp(w)->locations) + 1);
+	pbw_scalar(w, 2, l->mapping_id);
+	pbw_scalar(w, 3, l->address);
 	for (i = 0; i < l->n_lines; i++)
-		put_msg(w, 4, emit_line, &l->lines[i]);
-	put_scalar(w, 5, l->is_folded);
+		pbw_msg(w, 4, emit_line, &l->lines[i]);
+	pbw_scalar(w, 5, l->is_folded);
 }
 
-static void emit_function(struct writer *w, const void *obj)
+static void emit_function(struct pbw_writer *w, const void *obj)
 {
 	const struct pprof_function *f = obj;
 
-	put_scalar(w, 1, (uint64_t)(f - w->p->functions) + 1);
+	pbw_scalar(w, 1, (uint64_t)(f - wp(w)->functions) + 1);
 	put_str(w, 2, f->name);
 	put_str(w, 3, f->system_name);
 	put_str(w, 4, f->file);
-	put_scalar(w, 5, (uint64_t)f->start_line);
+	pbw_scalar(w, 5, (uint64_t)f->start_line);
 }
 
 /* string_table: "" first (always, even with no other string). */
-static void emit_strings(struct writer *w)
+static void emit_strings(struct pbw_writer *w)
 {
-	const struct strtab *t = w->t;
+	const struct strtab *t = ((struct pack_ctx *)w->ctx)->t;
 	size_t i;
 
-	for (i = 0; i < t->count; i++) {
-		put_key(w, PROFILE_STRING_TABLE, WT_LEN);
-		put_varint(w, t->order[i].len);
-		put_bytes(w, t->order[i].s, t->order[i].len);
-	}
+	for (i = 0; i < t->count; i++)
+		pbw_bytes(w, PROFILE_STRING_TABLE, t->order[i].s,
+			  t->order[i].len);
 }
 
 /* comment: a packed repeated int64 of string indices. */
-static void emit_comments(struct writer *w)
+static void emit_comments(struct pbw_writer *w)
 {
-	const struct pprof_profile *p = w->p;
+	const struct pprof_profile *p = wp(w);
 	size_t i, len = 0;
 
 	if (!p->n_comments)
 		return;
 	for (i = 0; i < p->n_comments; i++)
-		len += varint_size(str_index(w, p->comments[i]));
-	put_key(w, PROFILE_COMMENT, WT_LEN);
-	put_varint(w, len);
+		len += pbw_varint_size(str_index(w, p->comments[i]));
+	pbw_key(w, PROFILE_COMMENT, PBW_LEN);
+	pbw_varint(w, len);
 	for (i = 0; i < p->n_comments; i++)
-		put_varint(w, str_index(w, p->comments[i]));
+		pbw_varint(w, str_index(w, p->comments[i]));
 }
 
 /*
@@ -395,33 +297,33 @@ static void emit_comments(struct writer *w)
  * is not complete at field 6 (fields 7 to 14 name strings too), so its
  * size is added at the end: a size does not depend on the order.
  */
-static void emit_profile(struct writer *w)
+static void emit_profile(struct pbw_writer *w)
 {
-	const struct pprof_profile *p = w->p;
+	const struct pprof_profile *p = wp(w);
 	size_t i;
 
 	for (i = 0; i < p->n_sample_types; i++)
-		put_msg(w, PROFILE_SAMPLE_TYPE, emit_value_type,
+		pbw_msg(w, PROFILE_SAMPLE_TYPE, emit_value_type,
 			&p->sample_types[i]);
 	for (i = 0; i < p->n_samples; i++)
-		put_msg(w, PROFILE_SAMPLE, emit_sample, &p->samples[i]);
+		pbw_msg(w, PROFILE_SAMPLE, emit_sample, &p->samples[i]);
 	for (i = 0; i < p->n_mappings; i++)
-		put_msg(w, PROFILE_MAPPING, emit_mapping, &p->mappings[i]);
+		pbw_msg(w, PROFILE_MAPPING, emit_mapping, &p->mappings[i]);
 	for (i = 0; i < p->n_locations; i++)
-		put_msg(w, PROFILE_LOCATION, emit_location, &p->locations[i]);
+		pbw_msg(w, PROFILE_LOCATION, emit_location, &p->locations[i]);
 	for (i = 0; i < p->n_functions; i++)
-		put_msg(w, PROFILE_FUNCTION, emit_function, &p->functions[i]);
+		pbw_msg(w, PROFILE_FUNCTION, emit_function, &p->functions[i]);
 	if (w->out)
 		emit_strings(w);
 	put_str(w, PROFILE_DROP_FRAMES, p->drop_frames);
 	put_str(w, PROFILE_KEEP_FRAMES, p->keep_frames);
-	put_scalar(w, PROFILE_TIME_NANOS, (uint64_t)p->time_nanos);
-	put_scalar(w, PROFILE_DURATION_NANOS, (uint64_t)p->duration_nanos);
+	pbw_scalar(w, PROFILE_TIME_NANOS, (uint64_t)p->time_nanos);
+	pbw_scalar(w, PROFILE_DURATION_NANOS, (uint64_t)p->duration_nanos);
 	if ((p->period_type.type && *p->period_type.type) ||
 	    (p->period_type.unit && *p->period_type.unit))
-		put_msg(w, PROFILE_PERIOD_TYPE, emit_value_type,
+		pbw_msg(w, PROFILE_PERIOD_TYPE, emit_value_type,
 			&p->period_type);
-	put_scalar(w, PROFILE_PERIOD, (uint64_t)p->period);
+	pbw_scalar(w, PROFILE_PERIOD, (uint64_t)p->period);
 	emit_comments(w);
 	put_str(w, PROFILE_DEFAULT_SAMPLE_TYPE, p->default_sample_type);
 	if (!w->out)
@@ -477,7 +379,8 @@ int pprof_pack(const struct pprof_profile *p, bool gzip, void **buf,
 {
 	const struct pprof_allocator *a = &p->internal->a;
 	struct strtab t;
-	struct writer w = {.p = p, .t = &t};
+	struct pack_ctx ctx = {.p = p, .t = &t};
+	struct pbw_writer w = {.ctx = &ctx};
 	size_t n, blocks, head = 0, total;
 	unsigned char *out;
 
@@ -506,7 +409,7 @@ int pprof_pack(const struct pprof_profile *p, bool gzip, void **buf,
 		strtab_fini(&t);
 		return -1;
 	}
-	w = (struct writer){.p = p, .t = &t, .out = out + head, .cap = n};
+	w = (struct pbw_writer){.out = out + head, .cap = n, .ctx = &ctx};
 	emit_profile(&w);
 	strtab_fini(&t);
 	if (w.failed || w.n != n || t.failed) {

@@ -25,13 +25,20 @@ struct otlp_resource {
  * (the window's delta) and inuse_objects/inuse_space from inuse (a
  * snapshot), one Profile per sample type in one shared dictionary, the
  * resource attributes service.name, process.pid, host.name and the labels.
- * start_ns/end_ns: the window in ns since the epoch. Either profile may be
- * NULL (its two Profiles are left out).
+ * start_ns/end_ns: the window in ns since the epoch (the alloc Profiles'
+ * time and duration; the inuse ones are at end_ns, duration 0). Either
+ * profile may be NULL (its two Profiles are left out); each must have
+ * its two sample types (found by name: any others are ignored), and its
+ * samples whose value of a type is 0 are left out of that type's Profile.
+ * The schema's subset written, with its upstream version, is in
+ * proto/opentelemetry/ (t/4015 decodes requests with it).
  *
  * On success *buf (free(3) it) and *len hold the serialized protobuf
- * (application/x-protobuf) and 0 is returned; -1 with msg_set() on ENOMEM
- * or a profile that cannot be expressed. Thread-safe (no shared state);
- * not async-signal-safe.
+ * (application/x-protobuf) and 0 is returned; -1 with msg_set() and
+ * *buf NULL on ENOMEM, a NULL res (EINVAL) or a profile that cannot be
+ * expressed (a sample type missing, a dictionary table past INT32_MAX
+ * entries). Memory: the dictionary's items once each, plus the request.
+ * Thread-safe (no shared state); not async-signal-safe.
  */
 int otlp_encode_request(const struct pprof_profile *alloc_delta,
 			const struct pprof_profile *inuse,
