@@ -67,6 +67,9 @@ for t in "$@"; do
 		# shellcheck disable=SC2086
 		build "$t" "libprotobuf-c zlib libelf libdw" -lstdc++ \
 			"$here/$t.c" "$here/fuzz_util.c" "$lc/tools/symbols.c" \
+			"$lc/tools/symbols_cache.c" "$lc/tools/symbols_debug.c" \
+			"$lc/tools/symbols_dwarf.c" "$lc/tools/symbols_elf.c" \
+			"$lc/tools/symcache_index.c" \
 			"$lc/tools/infile.c" "$lc/tools/symcache.c" \
 			"$lc/tools/perfmap.c" "$lc/pprof/pprof_comments.c" \
 			"$lc/base/fmt.c" $pprof "$lc/base/msg.c" ;;
