@@ -97,7 +97,7 @@ rule "agent side: pthread locks only on the agent's own" \
 # but the C library's and libunwind (and libunwind's own): not libm (the
 # sampler has its own log and expm1, sqrt is an instruction) nor libgcc_s
 # (hooks_cxx.c forwards to the unwinder's functions), whose loading every
-# process paid (issue 19). Every symbol it leaves undefined is one of the
+# process paid. Every symbol it leaves undefined is one of the
 # C library's (versioned GLIBC_*) or libunwind's: an unversioned other one
 # (sqrt, once libm is gone) would fail only when first called.
 so=$top_builddir/libcore/.libs/libpalloc.so
