@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # bench/startup.sh: what the agent adds to a program that does nothing
-# (issue 19: /bin/true gains at most 250,000 instructions).
+# (/bin/true gains at most 250,000 instructions).
 #
 #   bench/startup.sh [PROGRAM [ARG...]]
 #

@@ -37,7 +37,7 @@ build() {
 	echo "built $out/$name"
 }
 
-pprof="$lc/pprof/pprof.c $lc/pprof/pprof_codec.c $out/proto/profile.pb-c.c"
+pprof="$lc/pprof/pprof.c $lc/pprof/pprof_encode.c $lc/pprof/pprof_decode.c $out/proto/profile.pb-c.c"
 all="pprof_decode_fuzz procfs_fuzz cgroup_fuzz mallinfo_xml_fuzz num_fuzz symbols_fuzz symcache_fuzz
 pattern_fuzz pprof_comments_fuzz smallfile_fuzz pressure_fuzz record_fuzz timeline_fuzz"
 # shellcheck disable=SC2086
@@ -67,6 +67,9 @@ for t in "$@"; do
 		# shellcheck disable=SC2086
 		build "$t" "libprotobuf-c zlib libelf libdw" -lstdc++ \
 			"$here/$t.c" "$here/fuzz_util.c" "$lc/tools/symbols.c" \
+			"$lc/tools/symbols_cache.c" "$lc/tools/symbols_debug.c" \
+			"$lc/tools/symbols_dwarf.c" "$lc/tools/symbols_elf.c" \
+			"$lc/tools/symcache_index.c" \
 			"$lc/tools/infile.c" "$lc/tools/symcache.c" \
 			"$lc/tools/perfmap.c" "$lc/pprof/pprof_comments.c" \
 			"$lc/base/fmt.c" $pprof "$lc/base/msg.c" ;;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* libFuzzer target: the symbol cache's index reader (libcore/symcache.c). */
+/* libFuzzer target: the symbol cache's index reader (libcore/tools/symcache.c).
+ */
 #include "common.h"
 #include "fuzz_util.h"
 #include "symcache.h"

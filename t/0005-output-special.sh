@@ -28,7 +28,7 @@ check "palloc-diff -o /dev/fd/3 succeeds" \
 check "palloc-dump -o /dev/null: exit 0, still a device" \
 	sh -c 'palloc-dump -o /dev/null base.pb.gz && test -c /dev/null'
 
-# The agent never writes into a FIFO (issue 11 item 7: a FIFO planted at
+# The agent never writes into a FIFO (a FIFO planted at
 # the output name hung the program and handed its profile to whoever read
 # it): the program ends as usual, says why, and the FIFO stays unopened.
 if [ -n "${PALLOC_AGENT:-}" ] && [ -f "$PALLOC_AGENT" ]; then

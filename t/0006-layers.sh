@@ -44,13 +44,14 @@ call='(^|[^._>a-zA-Z0-9])'
 plan 10
 
 # Headers: the agent links libunwind only, besides the C library
-# (palloc(7)). pprof_codec.c (protobuf-c and zlib) is in pprof/ but only
+# (palloc(7)). The codec (protobuf-c and zlib: pprof_encode.c,
+# pprof_decode.c, pprof_proto.h) is in pprof/ but only
 # in libpalloc-core (libcore/pprof/Makemodule.am: LIBCORE_PPROF_CORE).
 src=$lc
 rule "agent side: no jansson, libelf, libdw or libmicrohttpd header" "" \
 	'^#[[:space:]]*include[[:space:]]*<(jansson|libelf|gelf|dwarf|elfutils/[^>]*|microhttpd)\.h>'
-rule "agent side: no protobuf-c or zlib header (pprof_codec.c: commands only)" \
-	"pprof/pprof_codec.c" \
+rule "agent side: no protobuf-c or zlib header (the codec: commands only)" \
+	"pprof/pprof_encode.c pprof/pprof_decode.c pprof/pprof_proto.h" \
 	'^#[[:space:]]*include[[:space:]]*[<"]((protobuf-c/)?protobuf-c|zlib|profile\.pb-c)\.h[>"]'
 tools=$(cd "$lc/tools" && ls -- *.h | sed 's/\./\\./' | paste -sd'|')
 rule "agent side: no header of libcore/tools" "" \
@@ -83,8 +84,8 @@ rule "agent side: malloc family only in the files that may" \
 
 # The codec's functions (protobuf-c, zlib) are not the agent's: it encodes
 # with pprof_pack (pprof.h declares them).
-rule "agent side: no call into pprof_codec.c (pprof_pack encodes)" \
-	"pprof/pprof_codec.c pprof/pprof.h" \
+rule "agent side: no call into the codec (pprof_pack encodes)" \
+	"pprof/pprof_encode.c pprof/pprof_decode.c pprof/pprof.h" \
 	"$call(pprof_encode|pprof_decode|pprof_write_fd|pprof_free_buffer|pprof_read_file|pprof_read_fd)[[:space:]]*\\("
 
 # Locks: the agent's own only (its thread registry in threads.c, taken by
@@ -92,11 +93,11 @@ rule "agent side: no call into pprof_codec.c (pprof_pack encodes)" \
 rule "agent side: pthread locks only on the agent's own" \
 	"agent/agent.c agent/threads.c agent/arena.c agent/lock.c" \
 	"$call(pthread_mutex_lock|pthread_mutex_trylock|pthread_mutex_timedlock|pthread_rwlock_[a-z]*lock|pthread_spin_lock|sem_wait|sem_timedwait|flockfile)[[:space:]]*\\("
-# The built agent: pprof_codec.c is not in it, and it needs no library
+# The built agent: the codec is not in it, and it needs no library
 # but the C library's and libunwind (and libunwind's own): not libm (the
 # sampler has its own log and expm1, sqrt is an instruction) nor libgcc_s
 # (hooks_cxx.c forwards to the unwinder's functions), whose loading every
-# process paid (issue 19). Every symbol it leaves undefined is one of the
+# process paid. Every symbol it leaves undefined is one of the
 # C library's (versioned GLIBC_*) or libunwind's: an unversioned other one
 # (sqrt, once libm is gone) would fail only when first called.
 so=$top_builddir/libcore/.libs/libpalloc.so

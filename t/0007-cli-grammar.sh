@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# One grammar for the data commands (issue 14, "One CLI grammar"): -j/--json
+# One grammar for the data commands ("One CLI grammar"): -j/--json
 # everywhere, one -t/--top[=<n>] (with -n <n> kept where it was the
 # spelling), one wording for the shared usage errors, and a write error on
 # standard output is exit 2 with one line, whatever the command.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 12 item 2: frames of a plugin unloaded by dlclose keep a mapping
+# Frames of a plugin unloaded by dlclose keep a mapping
 # (path, build id, range) and are named, also when another plugin is then
 # loaded at the same address: a stack recorded before belongs to the old
 # one. Plugins built -O2 -fomit-frame-pointer, every allocation recorded.

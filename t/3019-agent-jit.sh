@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 12 item 6: code generated at run time (anonymous executable
+# Code generated at run time (anonymous executable
 # memory) has a mapping, and its frames are named from the perf map the
 # runtime wrote (/tmp/perf-PID.map, as node --perf-basic-prof does), read
 # only when it is a regular file owned by root or the process's user.

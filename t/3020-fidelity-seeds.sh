@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 6 target 5: examples/sizes at the default rate (524288) under 100
+# examples/sizes at the default rate (524288) under 100
 # fixed seeds (PALLOC_SEED=1..100, so `make check` is deterministic):
 # every site holding at least 100 x the rate is within +-20 % of its true
 # live bytes in at least 95 % of the runs, the total inuse within +-5 % in

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 12 item 7: invariants a reader may rely on (DESIGN, palloc(7)).
+# Invariants a reader may rely on (DESIGN, palloc(7)).
 # inuse <= alloc in every sample: live blocks kept their weight as a float
 # and the alloc sums the double, so sizes whose float weight rounds up
 # (99126 bytes at rate 65536: 1/p = 1.2826251388 -> 1.2826252) showed

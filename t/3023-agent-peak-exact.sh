@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 12 item 8: at PALLOC_SAMPLE_RATE=1 the peak is the true high-water
+# At PALLOC_SAMPLE_RATE=1 the peak is the true high-water
 # mark, as DHAT's t-gmax. peak-truth reaches its peak (requested bytes) at
 # an arbitrary step of a pseudo-random malloc/calloc/realloc/free sequence
 # and prints it; the peak file's peak_inuse_space total, the exit

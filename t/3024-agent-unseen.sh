@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 12 item 5: heaps palloc cannot see do not pass for complete
+# Heaps palloc cannot see do not pass for complete
 # profiles. At exit (palloc-run's warning beside the summary line, the
 # agent's own line without palloc-run, a profile comment) and in the stats
 # JSON, the anonymous memory the process held is compared with the malloc

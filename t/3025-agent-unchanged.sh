@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The agent changes nothing a single-threaded program can see (issue 11,
-# items 3, 4 and 6): no thread of its own (Threads: 1, unshare -U works,
+# The agent changes nothing a single-threaded program can see: no thread
+# of its own (Threads: 1, unshare -U works,
 # malloc in a signal handler keeps glibc's single-thread path), a fork in
 # a signal handler that interrupted the agent does not deadlock, and
 # PALLOC_INTERVAL is bounded below.

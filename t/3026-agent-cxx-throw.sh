@@ -4,7 +4,7 @@
 # forwarding frame runs that frame's cleanup: the thread's guard is
 # released, and what it allocates after the catch is profiled. The agent
 # carries its own _Unwind_Resume and personality routine, which forward to
-# the unwinder's (it does not link libgcc_s: issue 19, start-up cost).
+# the unwinder's (it does not link libgcc_s, for the start-up cost).
 # (A C program that dlopens C++ code: t/3028.)
 . "$top_srcdir/t/lib.sh"
 . "$top_srcdir/t/lib-agent.sh"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 15: what the agent costs every short process at start. Its
+# What the agent costs every short process at start. Its
 # static tables (the free path's 264 KiB filter above all) start zero and
 # stay untouched but for the slots it marks, so a process that samples
 # nothing does not fault them in (a memset of the table did: 84 page

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Fork children of a threaded program built -O2 -fomit-frame-pointer
-# (issue 12 item 1): a second thread churns malloc/free while the main
+# Fork children of a threaded program built -O2 -fomit-frame-pointer:
+# a second thread churns malloc/free while the main
 # thread forks; at -r 1 that thread is often inside libunwind's
 # dl_iterate_phdr at the fork, so the child may inherit the loader's lock
 # held. Each child must still unwind as its parent from its first

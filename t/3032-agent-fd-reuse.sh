@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# No descriptor of the agent or its libraries may alias the program's
-# (issue 11 item 1). libunwind validated memory through a pipe it opened
+# No descriptor of the agent or its libraries may alias the program's.
+# libunwind validated memory through a pipe it opened
 # at init on the lowest free numbers (3 and 4) and kept using: a program
 # that closes its descriptors and opens files that get 3 and 4 had its
 # input eaten and memory bytes written into its output (the bash loop of

@@ -1,7 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The agent's descriptors must not count against the program (issue 11
-# item 2): under RLIMIT_NOFILE 4..63 a program that opens files until
+# The agent's descriptors must not count against the program: under RLIMIT_NOFILE 4..63 a program that opens files until
 # EMFILE gets as many, and exits with the same status, as without the
 # agent (it held libunwind's pipe and its control socket: 0 instead of 2
 # at a limit of 5). The agent keeps no descriptor at any limit (its

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 15 target 1: at PALLOC_SAMPLE_RATE=1 the live blocks are split into
+# At PALLOC_SAMPLE_RATE=1 the live blocks are split into
 # shards by address, each under its own lock (libcore/agent/stacktab.h,
 # "Threads"). With PALLOC_PEAK=1 the weights change in one short section
 # under a lock; without it each thread changes records of its own that a

@@ -5,7 +5,7 @@
 # with PALLOC_UNWIND=auto (the default) and dwarf, at least 99% of the
 # sampled allocations' stacks reach main, through all 60 descend frames;
 # what fp gives on this binary is recorded as diagnostics (documented in
-# libcore/unwind.h and bench/unwind/README.md: it cannot follow frames
+# libcore/agent/unwind.h and bench/unwind/README.md: it cannot follow frames
 # without frame pointers).
 #
 # "Sampled stacks" are weighted by sampled allocations: at rate 1 each of

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The agent's stack table cap (65536 stacks, issue 6 target 4): examples/
+# The agent's stack table cap (65536 stacks): examples/
 # stacks at rate 1 with 2^17 distinct allocating stacks keeps at most 65536
 # of them, counts every other sample as dropped, with its bytes, in the
 # profile's comment, and palloc-run's summary line says so (palloc-dump

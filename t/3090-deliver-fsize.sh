@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 11 item 5: under `ulimit -f`, writing a profile raised SIGXFSZ and
+# Under `ulimit -f`, writing a profile raised SIGXFSZ and
 # killed the program (exit 5 became 153), left a partial .tmp, and
 # palloc-run blamed "a signal before the agent could write". The agent
 # takes EFBIG (SIGXFSZ blocked around its own writes only), keeps the

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 11 items 7, 8, 10, the agent's side: what another user plants at
+# The agent's side of planted files: what another user plants at
 # or beside the output name. The agent wrote with stat() then a blocking
 # open() that followed links, into PATH.tmp.PID opened without O_EXCL: a
 # FIFO at the default name hung the program, a symlink was followed or

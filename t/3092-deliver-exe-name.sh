@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 12 item 3: a program that writes over its argv to set a process
+# A program that writes over its argv to set a process
 # title (nginx, PostgreSQL, redis, sshd) got garbage file names: %e and
 # the agent's "program" read argv[0] through program_invocation_short_name,
 # which points into the overwritten memory. Processes are named by the

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 12 item 4 and issue 11 item 9, palloc-run's side: a process that
+# palloc-run's side of collecting profiles: a process that
 # drops privileges, chroots or closes its fds still gets its profile
 # (palloc-run writes it from the process's record, as its own user; the
 # agent hands nothing over), every profile is named in the summary, a

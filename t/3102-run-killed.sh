@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# palloc-run writes its processes' profiles from their records (issue 19):
+# palloc-run writes its processes' profiles from their records:
 # a process killed by SIGKILL leaves its exact profile; an idle program
 # gets its interval profiles (palloc-run writes them, not the agent); the
 # run's record directory is private, carries a token, and is removed at

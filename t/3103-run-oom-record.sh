@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The OOM killer's victim leaves an exact profile (issue 19): in a memory
+# The OOM killer's victim leaves an exact profile: in a memory
 # cgroup of our own limited to 64 MiB, the leaker at rate 1 is killed; the
 # profile palloc-run writes from its record after the kill holds exactly
 # the blocks it held (one block of slack: the one being leaked at the

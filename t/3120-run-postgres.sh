@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 12 "must show" and items 3, 4: Debian's PostgreSQL 15 under
+# Debian's PostgreSQL 15 under
 # palloc-run on loopback, a private cluster in the test's directory,
 # loaded with pgbench, stopped by the postmaster's pid (fast shutdown).
 # Every process (postmaster, checkpointer, background writer, WAL writer,

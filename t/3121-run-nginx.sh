@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 12 "must show" and items 3, 4: Debian's nginx, a master and two
+# Debian's nginx, a master and two
 # workers run as nobody, under palloc-run on loopback, loaded with wrk,
 # stopped by the master's pid. Before, the workers (nobody) could not
 # create their profiles in a root-owned directory and palloc-run printed

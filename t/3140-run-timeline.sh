@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# palloc-run --timeline (issue 21): a program keeping 1 MiB more every
+# palloc-run --timeline: a program keeping 1 MiB more every
 # 100 ms for 4 s at rate 1 gives >= 30 samples in time order whose heap
 # rises to what it holds at its end and whose RSS rises by >= 30 MiB, with
 # its profile and exit events; a program that forks and execs gives the

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# palloc-run --timeline (issue 21) of the OOM leaker in a memory cgroup of
+# palloc-run --timeline of the OOM leaker in a memory cgroup of
 # our own limited to 64 MiB: the samples show the cgroup's usage reaching
 # the limit, the threshold events (80, 90, 95 %: --dump-at's default) come
 # in order, then the oom_kill event and the exit by SIGKILL.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# palloc-run --timeline (issue 21) of redis-server on loopback under
+# palloc-run --timeline of redis-server on loopback under
 # redis-benchmark for 10 s, stopped by a SIGTERM that palloc-run forwards:
 # a valid timeline with samples of redis's pid (its heap read from the
 # record), its interval and exit profiles, its exit.

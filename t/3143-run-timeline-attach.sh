@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# palloc-run -p PID --timeline (issue 21): a program started plainly,
+# palloc-run -p PID --timeline: a program started plainly,
 # attached at rate 1: samples of its pid in time order, its heap from the
 # record once attached (the blocks it allocates then, exactly), the
 # detach's profile as the "exit" profile event and no exit event; attached

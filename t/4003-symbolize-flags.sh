@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 12 item 9: a mapping is marked symbolized (has_functions and the
+# A mapping is marked symbolized (has_functions and the
 # other has_* flags) only when every one of its locations is named. pprof
 # re-symbolizes only mappings with none of has_functions, has_filenames,
 # has_line_numbers set (internal/symbolizer, newMapping): a stripped

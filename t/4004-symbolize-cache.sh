@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The symbol cache (libcore/symcache.c): a module's index written on the
+# The symbol cache (libcore/tools/symcache.c): a module's index written on the
 # first run gives byte-identical profiles to libdw's answers, on that run
 # and the next; damaged, foreign, truncated, world-readable or symlinked
 # cache files and an open cache directory are refused without harm.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Hostile profile files (issue 11 items 9 and 16): a FIFO as an operand of
+# Hostile profile files: a FIFO as an operand of
 # palloc-dump or palloc-diff, a profile whose mapping is a FIFO, a 2 GiB
 # sparse file, a gzip bomb. One line, exit 2 (or a warning for the
 # mapping), never a hang, and memory far below what the file claims.

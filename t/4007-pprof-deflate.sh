@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 15: palloc-run's symbolized rewrites are compressed at deflate's
+# palloc-run's symbolized rewrites are compressed at deflate's
 # fastest level (the gzip header's XFL byte says 4); a profile that fits
 # the encoder's 64 KiB stage is compressed with a window no larger than
 # itself, a large one streams with the full window. The agent links no

@@ -27,8 +27,9 @@ until palloc-dump --stats $pid >/dev/null 2>&1 || [ $i -ge 100 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
-# palloc-run --http serves the same handler (libcore/serve.c); the test uses
-# palloc-dump --serve so that it does not depend on palloc-run's wiring.
+# palloc-run --http serves the same routes (libcore/tools/serve_routes.c);
+# the test uses palloc-dump --serve so that it does not depend on
+# palloc-run's wiring.
 port=$(freeport)
 palloc-dump --serve "127.0.0.1:$port" $pid 2>serve.err &
 server=$!

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Another user answering for a victim's processes (issue 11 item 11): a
+# Another user answering for a victim's processes: a
 # record directory planted before the victim's agents made theirs, with a
 # record named after the victim's process in it. The commands find a live
 # process's record through its /proc/PID/maps only, and list dead records

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # palloc-dump --serve and palloc-run --http answer only their own user and
-# root (issue 11 item 13): another local user gets 403, unless
+# root: another local user gets 403, unless
 # --allow-users names it; a client that hangs up ends its ?seconds wait,
 # which holds neither the agent nor the server's other clients.
 . "$top_srcdir/t/lib.sh"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The TCP servers under many idle connections (issue 11 item 15: 1100 of
+# The TCP servers under many idle connections (1100 of
 # them made 1006 threads and a listening thread spinning at 100 % CPU), and
 # the addresses they refuse to listen on without --allow-users any.
 . "$top_srcdir/t/lib.sh"

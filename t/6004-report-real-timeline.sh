@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# palloc-report on what palloc-run --timeline really writes (issue 21),
+# palloc-report on what palloc-run --timeline really writes,
 # rendered by headless Chromium with the network blocked: the OOM leaker
 # killed in a 64 MiB memory cgroup of our own (its page shows the cgroup's
 # limit, the threshold and oom_kill events, and names main),

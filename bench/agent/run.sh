@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# bench/agent: the agent's overhead and fidelity (issue 6), beside its peers.
+# bench/agent: the agent's overhead and fidelity, beside its peers.
 #
 #   bench/agent/run.sh TABLE [REPS]
 #
@@ -25,7 +25,7 @@
 #               libpalloc.so): callgrind instructions per churn pair at
 #               rates 0, 512 KiB and 1, CPU time ratios of the churn loop
 #               at the default rate and at rate 1 (heaptrack beside)
-#   threads  rate 1 against threads (issue 15): work churn of 4 M pairs
+#   threads  rate 1 against threads: work churn of 4 M pairs
 #               in all ($PALLOC_THREADS_MILLIONS) split over 1, 2, 4 and 8
 #               threads: CPU and wall ratios, palloc over heaptrack, CPU
 #               ns per pair; $PALLOC_BEFORE (if set) as a column
@@ -892,7 +892,7 @@ table_versus() {
 	echo
 }
 
-# ---- rate 1 against threads (issue 15) ----
+# ---- rate 1 against threads ----
 
 table_threads() {
 	local reps=${reps:-3} total=${PALLOC_THREADS_MILLIONS:-4} r t m v

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# bench/run build: what palloc costs a build of about 55 short processes
-# (issue 15, target 2), in paired, interleaved runs.
+# bench/run build: what palloc costs a build of about 55 short processes,
+# in paired, interleaved runs.
 #
 #   bench/run/build.sh [BUILDDIR] [REPS] [BEFORE_BUILDDIR]
 #

@@ -1,8 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# bench/run short: palloc-run's own cost on short programs (issue 15,
-# target 2): start-up, waiting, reading and symbolizing the profiles, the
-# summary.
+# bench/run short: palloc-run's own cost on short programs: start-up,
+# waiting, reading and symbolizing the profiles, the summary.
 #
 #   bench/run/short.sh [BUILDDIR] [RUNS]
 #

@@ -184,6 +184,23 @@ int record_view(struct record_view *v);
 /* PALLOC_RUN_TOKEN was given: palloc-run converts and removes the file. */
 bool record_kept_for_run(void);
 
+/* /proc/self/stat's starttime (field 22), or 0 (record.c). The same
+ * across exec: an earlier image of this process has the same. */
+uint64_t record_start_ticks(void);
+
+/*
+ * Remove the dead records of directory dfd ("PID.START.rec" whose process
+ * is gone or whose state is RECORD_EXITED) beyond the newest 32 by their
+ * START: records of killed processes stay for the commands to read
+ * (palloc-dump), but not without bound. Not own, the record just created.
+ * The records of the images this process exec'd from go too, unless
+ * palloc-run collects them (a token). Reads the directory with
+ * getdents64 into a stack buffer (no allocation); a failure leaves the
+ * files as they are. errno is preserved. At start only, by
+ * record_init() (record_prune.c).
+ */
+void record_prune_dead(int dfd, const char *own);
+
 /* palloc-run makes this process's profiles from its record (a token was
  * given and the record is a file): the agent writes none of its own. */
 bool record_run_writes(void);

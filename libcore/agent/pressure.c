@@ -8,7 +8,7 @@
  * memory.max), Documentation/admin-guide/cgroup-v1/memory.rst
  * (memory.usage_in_bytes, memory.limit_in_bytes), proc(5) for
  * /proc/self/cgroup and /proc/self/mountinfo. The commands read the same
- * files with libcore/cgroup.c; the agent cannot (stdio, malloc), so this
+ * files with libcore/tools/cgroup.c; the agent cannot (stdio, malloc), so this
  * is its own small reader: stack buffers, each file opened, read and
  * closed at once (no descriptor is kept), agent_lines() for /proc.
  *
@@ -260,7 +260,7 @@ static bool find_limit(char *dir, size_t mlen, const char *limit_name,
 	return pr.limit != UINT64_MAX;
 }
 
-/* Find the effective limit (v2 first, as libcore/cgroup.c does). */
+/* Find the effective limit (v2 first, as libcore/tools/cgroup.c does). */
 static void find_cgroup(void)
 {
 	struct cg_find f;

@@ -13,7 +13,6 @@
 #include "smallfile.h"
 #include "sys.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <link.h>
 #include <malloc.h>
@@ -21,7 +20,6 @@
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,7 +31,6 @@
  * of the time, with IDLE_BURST_NS of it saved up. */
 #define IDLE_SHARE 50
 #define IDLE_BURST_NS 100000000
-#define KEEP_DEAD 32 /* dead records kept in a directory */
 
 static struct record_header private_hdr;
 struct record_header *agent_hdr = &private_hdr;
@@ -223,166 +220,11 @@ static int grow(uint64_t need)
 	return rc;
 }
 
-/* "PID.START.rec": its pid and start, or false for another name. */
-static bool record_name(const char *name, pid_t *pid, int64_t *start)
-{
-	uint64_t p = 0, t = 0;
-	const char *c = name;
-
-	if (*c < '1' || *c > '9')
-		return false;
-	for (; *c >= '0' && *c <= '9'; c++) {
-		p = p * 10 + (uint64_t)(*c - '0');
-		if (p > INT32_MAX)
-			return false;
-	}
-	if (*c++ != '.' || *c < '0' || *c > '9')
-		return false;
-	for (; *c >= '0' && *c <= '9'; c++) {
-		if (t > (uint64_t)INT64_MAX / 10 - 1)
-			return false;
-		t = t * 10 + (uint64_t)(*c - '0');
-	}
-	if (strcmp(c, ".rec") != 0)
-		return false;
-	*pid = (pid_t)p;
-	*start = (int64_t)t;
-	return true;
-}
-
-/* Is the record name (of pid) in dfd dead: its process gone, or its
- * state RECORD_EXITED? */
-static bool record_dead(int dfd, const char *name, pid_t pid)
-{
-	uint32_t state = RECORD_RUNNING;
-	bool dead;
-	int fd;
-
-	if (kill(pid, 0) < 0 && errno == ESRCH)
-		return true;
-	fd = sys_openat(dfd, name,
-			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	dead = pread(fd, &state, sizeof(state),
-		     offsetof(struct record_header, state)) ==
-		       (ssize_t)sizeof(state) &&
-	       state == RECORD_EXITED;
-	close(fd);
-	return dead;
-}
-
-static uint64_t start_ticks(void);
-
-/*
- * Another record of our own pid: the image this process exec'd from (the
- * same start_ticks: exec keeps them), which wrote no profile and never
- * will; or a dead process's whose pid we were given since (other ticks).
- * 1: an earlier image's, 0: a dead process's, -1: unreadable.
- */
-static int record_earlier_image(int dfd, const char *name, uint64_t *self)
-{
-	uint64_t ticks = 0;
-	ssize_t n;
-	int fd;
-
-	fd = sys_openat(dfd, name,
-			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	n = pread(fd, &ticks, sizeof(ticks),
-		  offsetof(struct record_header, start_ticks));
-	close(fd);
-	if (n != (ssize_t)sizeof(ticks))
-		return -1;
-	if (!*self)
-		*self = start_ticks();
-	return ticks == *self;
-}
-
-/* The layout of getdents64(2)'s entries (no opendir: it allocates). */
-struct dirent_raw {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
-/*
- * Remove the dead records (record_dead) of directory dfd beyond the newest
- * KEEP_DEAD by their START: records of killed processes stay for the
- * commands to read (palloc-dump), but not without bound. Not own, the
- * record just created. The records of the images this process exec'd
- * from go too, unless palloc-run collects them (a token). Reads the
- * directory with getdents64 into a stack buffer; a failure leaves the
- * files as they are.
- */
-static void prune_dead(int dfd, const char *own)
-{
-	const pid_t self = sys_getpid();
-	uint64_t self_ticks = 0;
-	struct {
-		int64_t start;
-		char name[48];
-	} keep[KEEP_DEAD];
-	char buf[4096] __attribute__((aligned(8)));
-	size_t n = 0;
-	long got;
-	int saved = errno;
-
-	while ((got = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < got;) {
-			const struct dirent_raw *d = (const void *)(buf + off);
-			const char *name = d->d_name;
-			size_t len, old = 0;
-			int64_t start;
-			pid_t pid;
-
-			off += d->d_reclen;
-			if ((d->d_type != DT_REG && d->d_type != DT_UNKNOWN) ||
-			    !record_name(name, &pid, &start) ||
-			    strcmp(name, own) == 0)
-				continue;
-			if (pid == self) {
-				int r = record_earlier_image(dfd, name,
-							     &self_ticks);
-
-				if (r > 0 && !record_kept_for_run())
-					unlinkat(dfd, name, 0);
-				if (r != 0)
-					continue;
-			} else if (!record_dead(dfd, name, pid)) {
-				continue;
-			}
-			len = strlen(name);
-			if (len >= sizeof(keep[0].name))
-				continue;
-			if (n < KEEP_DEAD) {
-				keep[n].start = start;
-				memcpy(keep[n++].name, name, len + 1);
-				continue;
-			}
-			for (size_t i = 1; i < n; i++)
-				if (keep[i].start < keep[old].start)
-					old = i;
-			if (start < keep[old].start) {
-				unlinkat(dfd, name, 0);
-				continue;
-			}
-			unlinkat(dfd, keep[old].name, 0);
-			keep[old].start = start;
-			memcpy(keep[old].name, name, len + 1);
-		}
-	}
-	errno = saved;
-}
-
 /*
  * Create "PID.START.rec" (0600, exclusively, never through a symbolic
  * link) in PALLOC_RECORD_DIR, used as it is, or the user's directory
  * (rundir.h), made and checked there; prune: then remove the
- * directory's dead records beyond the newest KEEP_DEAD (prune_dead).
+ * directory's dead records beyond the newest 32 (record_prune_dead).
  * Sets rec.path, dev, ino. The descriptor, or -1 with msg_set().
  */
 static int create_file(pid_t pid, int64_t start_ns, bool prune)
@@ -418,7 +260,7 @@ static int create_file(pid_t pid, int64_t start_ns, bool prune)
 		return -1;
 	}
 	if (prune)
-		prune_dead(dfd, name);
+		record_prune_dead(dfd, name);
 	close(dfd);
 	/* 0600 whatever the umask left. */
 	if (sys_fchmod(fd, 0600) < 0 || sys_fstat(fd, &st) < 0) {
@@ -705,8 +547,7 @@ void record_module_unloaded(uintptr_t start, uintptr_t limit, uint64_t offset,
 
 /* ---- the header ---- */
 
-/* /proc/self/stat's starttime (field 22), or 0. */
-static uint64_t start_ticks(void)
+uint64_t record_start_ticks(void)
 {
 	char buf[1024];
 	ssize_t n = smallfile_read("/proc/self/stat", buf, sizeof(buf));
@@ -764,7 +605,7 @@ static void fill_identity(struct record_header *h, pid_t pid, int64_t start_ns)
 	h->start_unix_ns = start_ns;
 	h->end_unix_ns = 0;
 	h->update_unix_ns = start_ns;
-	h->start_ticks = start_ticks();
+	h->start_ticks = record_start_ticks();
 	h->state = RECORD_RUNNING;
 	h->exit_status = 0;
 }

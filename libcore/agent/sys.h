@@ -3,7 +3,7 @@
  * System calls of the agent's start and exit through syscall(2), which
  * the agent binds anyway (its futex lock), instead of the C library's
  * wrappers: each wrapper called once costs a lazy PLT binding, some 700
- * instructions of every process's start (issue 19). Same results, errno
+ * instructions of every process's start. Same results, errno
  * as the wrappers set it (-1 and errno on failure); async-signal-safe and
  * thread-safe as the system calls are. Linux only, as the agent. For the
  * cold paths only: the hot ones keep whatever they call.

@@ -207,7 +207,7 @@ int safefile_open(struct safefile *sf, const char *path, mode_t mode)
  * of sigset_t (one bit per signal from bit 0, in unsigned longs), which
  * the C library's sigset_t begins with. Not sigemptyset(), sigaddset()
  * and sigismember(): inside the agent, three functions fewer to bind at
- * every start (issue 19).
+ * every start.
  */
 #define XFSZ_BITS (8 * sizeof(unsigned long))
 

@@ -160,7 +160,8 @@ int pprof_add_sample(struct pprof_profile *p, const uint64_t *location_ids,
 int pprof_sample_type_index(const struct pprof_profile *p, const char *type);
 
 /*
- * The codec (pprof_codec.c, protobuf-c and zlib): pprof_encode,
+ * The codec (protobuf-c and zlib; pprof_encode.c, pprof_decode.c):
+ * pprof_encode,
  * pprof_free_buffer, pprof_write_fd and pprof_decode are in
  * libpalloc-core only; the agent encodes with pprof_pack.h.
  *

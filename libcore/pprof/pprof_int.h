@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Internals shared by the pprof model (pprof.c) and its codec (pprof_codec.c).
- */
+/* Internals shared by the pprof model (pprof.c), its codec (pprof_encode.c,
+ * pprof_decode.c) and the agent's encoder (pprof_pack.c). */
 #ifndef PALLOC_PPROF_INT_H
 #define PALLOC_PPROF_INT_H
 

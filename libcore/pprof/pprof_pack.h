@@ -6,7 +6,7 @@
 #include "pprof.h"
 
 /*
- * The agent's encoder: what pprof_encode() (pprof_codec.c) writes, by
+ * The agent's encoder: what pprof_encode() (pprof_encode.c) writes, by
  * hand, so that the target links neither protobuf-c nor zlib. The
  * protobuf is the proto3 wire form of proto/profile.proto: fields in
  * number order, zero scalars and false bools left out, repeated scalars

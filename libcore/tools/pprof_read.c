@@ -95,7 +95,7 @@ static int check_fields(struct stream *s)
 			return msg_set("malformed protobuf at byte %zu: "
 				       "invalid varint of field %llu",
 				       at, field);
-		/* pprof_codec.c's check_field(): messages and strings are
+		/* pprof_decode.c's check_field(): messages and strings are
 		 * length-delimited, comment may be packed, the rest varints */
 		want = field <= 6 || field == 11 ? 2
 		       : field == 13 && wt == 2	 ? 2

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* On-disk symbol index per build id: what symbols.c read from libdw. */
+/* On-disk symbol index per build id: what the symbolizer read from libdw. */
 #ifndef PALLOC_SYMCACHE_H
 #define PALLOC_SYMCACHE_H
 
@@ -11,10 +11,11 @@
 /*
  * Reading a module's DWARF costs far more than the program it describes
  * when the program is short: libdw inflates every compressed debug
- * section and parses whole line tables. symbols.c therefore writes, once
- * per module, an index of everything its lookups can answer (the address
- * space cut into intervals, each with its ELF symbol, its line-table row
- * and its innermost function or inlined call) to
+ * section and parses whole line tables. symcache_index.c therefore
+ * writes, once per module, an index of everything its lookups can
+ * answer (the address space cut into intervals, each with its ELF
+ * symbol, its line-table row and its innermost function or inlined
+ * call) to
  * $XDG_CACHE_HOME/palloc/BUILDID-SIZE-MTIME.idx (~/.cache/palloc), and
  * later runs answer from it without libdw. PALLOC_CACHE=0 in the
  * environment, or symcache_disable(), turns it off.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of libcore/json.h and libcore/prom.h: exact text out. */
+/* Unit tests of tools/json.h and tools/prom.h: exact text out. */
 #include "common.h"
 #include "json.h"
 #include "msg.h"

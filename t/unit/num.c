@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of libcore/num.c: strict parsing of user-supplied numbers. */
+/* Unit tests of libcore/base/num.c: strict parsing of user-supplied numbers. */
 #include "common.h"
 #include "num.h"
 #include "msg.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit test of the perf map reader (libcore/perfmap.c). */
+/* Unit test of the perf map reader (libcore/tools/perfmap.c). */
 #include "config.h"
 #include "perfmap.h"
 #include "tap.h"
