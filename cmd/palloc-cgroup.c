@@ -6,98 +6,280 @@
 #include "json.h"
 #include "msg_cli.h"
 #include "num.h"
+#include "table.h"
+
+#include <libsmartcols/libsmartcols.h>
+#include <stdarg.h>
+#include <string.h>
 
 #include <getopt.h>
 #include <limits.h>
 #include <unistd.h>
 
-static PALLOC_NORETURN void usage(void)
-{
-	fputs("Usage:\n"
-	      " palloc-cgroup [options] [<pid>|<cgroup-dir>]\n"
-	      "\n"
-	      "Show a cgroup's memory: usage, limits, working set, stat,\n"
-	      "events and pressure. Default: the caller's cgroup.\n"
-	      "\n"
-	      "Options:\n"
-	      " -p, --pid <pid>          the cgroup of this process\n"
-	      " -j, --json               print JSON\n"
-	      "     --prom               print Prometheus text format\n"
-	      " -w, --watch <seconds>    a JSON line every SECONDS\n"
-	      " -c, --count <n>          with --watch: stop after N samples\n"
-	      "     --sysroot <dir>      read DIR/proc and DIR/sys instead\n"
-	      " -o, --output <file>      write to FILE ('-': standard output)\n",
-	      stdout);
-	cli_usage_end(26, NULL);
-}
-
 struct opts {
 	struct cli_data d;
 	pid_t pid;	 /* 0: the caller (unless dir) */
 	const char *dir; /* a cgroup directory instead of a process */
+	bool only_table; /* -o, -n or -r: the one-row table */
 };
 
+/* The columns of the one-row table (-o, -n, -r). */
+enum {
+	COL_PATH,
+	COL_VERSION,
+	COL_DIR,
+	COL_USAGE,
+	COL_LIMIT,
+	COL_HIGH,
+	COL_LOW,
+	COL_MIN,
+	COL_PEAK,
+	COL_SWAP,
+	COL_SWAP_LIMIT,
+	COL_WSET,
+	COL_HEADROOM,
+	COL_FAILCNT,
+	COL_OOM,
+	COL_OOM_KILL,
+	COL_SOME10,
+	COL_FULL10,
+};
+
+#define SZ(name, help)                                                         \
+	{                                                                      \
+		name, 1, SCOLS_FL_RIGHT, help                                  \
+	}
+static const struct table_col cols[] = {
+	{"PATH", 0.3, SCOLS_FL_TRUNC, "cgroup path (as in /proc/PID/cgroup)"},
+	{"VERSION", 1, SCOLS_FL_RIGHT, "cgroup version, 1 or 2"},
+	{"DIR", 0.3, SCOLS_FL_TRUNC, "directory read"},
+	SZ("USAGE", "memory charged (memory.current)"),
+	SZ("LIMIT", "memory.max, or max"),
+	SZ("HIGH", "memory.high (v2)"),
+	SZ("LOW", "memory.low (v2)"),
+	SZ("MIN", "memory.min (v2)"),
+	SZ("PEAK", "memory.peak"),
+	SZ("SWAP", "swap charged"),
+	SZ("SWAP-LIMIT", "memory.swap.max (v2)"),
+	SZ("WSET", "working set: usage - inactive_file"),
+	SZ("HEADROOM", "limit - usage"),
+	{"FAILCNT", 1, SCOLS_FL_RIGHT, "times the limit was hit (v1)"},
+	{"OOM", 1, SCOLS_FL_RIGHT, "memory.events oom"},
+	{"OOM-KILL", 1, SCOLS_FL_RIGHT, "memory.events oom_kill"},
+	{"SOME10", 1, SCOLS_FL_RIGHT,
+	 "memory pressure, some, 10 s average (%)"},
+	{"FULL10", 1, SCOLS_FL_RIGHT,
+	 "memory pressure, full, 10 s average (%)"},
+};
+
+static const struct table_spec spec = {
+	cols,
+	ARRAY_SIZE(cols),
+	"PATH,USAGE,LIMIT,PEAK,SWAP,WSET,HEADROOM",
+};
+
+/* The value in column ID: "-" unknown, "max" unlimited, else a size. */
+static int set_value(struct table *t, int id, const struct cgroup_value *v)
+{
+	if (!v->have)
+		return table_set(t, id, "-");
+	if (v->unlimited)
+		return table_set(t, id, "max");
+	return table_size(t, id, v->bytes);
+}
+
+static int set_event(struct table *t, int id, const struct cgroup_mem *m,
+		     const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < m->nevents; i++)
+		if (strcmp(m->events[i].key, key) == 0)
+			return table_setf(
+				t, id, "%llu",
+				(unsigned long long)m->events[i].value);
+	return table_set(t, id, "-");
+}
+
+/* The one-row table of the columns chosen with -o. */
+static int print_row(FILE *fp, const struct table_opts *to,
+		     const struct cgroup_mem *m)
+{
+	struct table *t = table_new(&spec, to, fp);
+	uint64_t ws;
+
+	if (!t || table_row(t) < 0)
+		goto fail;
+	if (table_set(t, COL_PATH, m->path ? m->path : "-") < 0 ||
+	    table_setf(t, COL_VERSION, "%d", m->version) < 0 ||
+	    table_set(t, COL_DIR, m->dir) < 0 ||
+	    set_value(t, COL_USAGE, &m->usage) < 0 ||
+	    set_value(t, COL_LIMIT, &m->limit) < 0 ||
+	    set_value(t, COL_HIGH, &m->high) < 0 ||
+	    set_value(t, COL_LOW, &m->low) < 0 ||
+	    set_value(t, COL_MIN, &m->min) < 0 ||
+	    set_value(t, COL_PEAK, &m->peak) < 0 ||
+	    set_value(t, COL_SWAP, &m->swap_usage) < 0 ||
+	    set_value(t, COL_SWAP_LIMIT, &m->swap_limit) < 0 ||
+	    (cgroup_working_set(m, &ws, NULL)
+		     ? table_size(t, COL_WSET, ws)
+		     : table_set(t, COL_WSET, "-")) < 0 ||
+	    (m->limit.have && !m->limit.unlimited && m->usage.have
+		     ? table_size(t, COL_HEADROOM,
+				  m->limit.bytes > m->usage.bytes
+					  ? m->limit.bytes - m->usage.bytes
+					  : 0)
+		     : table_set(t, COL_HEADROOM, "-")) < 0 ||
+	    (m->failcnt.have ? table_setf(t, COL_FAILCNT, "%llu",
+					  (unsigned long long)m->failcnt.bytes)
+			     : table_set(t, COL_FAILCNT, "-")) < 0 ||
+	    set_event(t, COL_OOM, m, "oom") < 0 ||
+	    set_event(t, COL_OOM_KILL, m, "oom_kill") < 0)
+		goto fail;
+	if (m->psi_some.have &&
+	    (table_setf(t, COL_SOME10, "%.2f", m->psi_some.avg10) < 0 ||
+	     table_setf(t, COL_FULL10, "%.2f", m->psi_full.avg10) < 0))
+		goto fail;
+	return table_print(t);
+fail:
+	table_free(t);
+	return -1;
+}
+
+/* One "field: value" line of the default report. */
+static int field(struct table *t, const char *name, const char *fmt, ...)
+	PALLOC_PRINTF(3, 4);
+static int field(struct table *t, const char *name, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (table_row(t) < 0 || table_set(t, 0, name) < 0 ||
+	    table_set(t, 1, buf) < 0)
+		return -1;
+	return 0;
+}
+
 static const char *value_text(char *buf, size_t size,
-			      const struct cgroup_value *v)
+			      const struct cgroup_value *v, bool bytes)
 {
 	if (!v->have)
 		return "-";
 	if (v->unlimited)
 		return "max";
+	if (bytes) {
+		snprintf(buf, size, "%llu", (unsigned long long)v->bytes);
+		return buf;
+	}
 	return cli_human(buf, size, v->bytes);
 }
 
-static void print_text(FILE *fp, const struct cgroup_mem *m)
+/* A size as the default report prints it (-b: bytes). */
+static const char *size_text(char *buf, size_t size, uint64_t v, bool bytes)
 {
+	struct cgroup_value cv = {.have = true, .bytes = v};
+
+	return value_text(buf, size, &cv, bytes);
+}
+
+/*
+ * The default report: "field: value" lines, then memory.stat, each a
+ * libsmartcols table without headings.
+ */
+static int print_text(FILE *fp, const struct table_opts *to,
+		      const struct cgroup_mem *m)
+{
+	static const struct table_col kv_cols[] = {
+		{"FIELD", 1, 0, ""},
+		{"VALUE", 0.5, 0, ""},
+	};
+	static const struct table_col stat_cols[] = {
+		{"KEY", 1, 0, ""},
+		{"VALUE", 1, 0, ""},
+	};
+	static const struct table_spec kv = {kv_cols, 2, "FIELD,VALUE"};
+	static const struct table_spec st = {stat_cols, 2, "KEY,VALUE"};
+	struct table_opts bare = {.noheadings = true};
 	char a[CLI_HUMAN_MAX], b[CLI_HUMAN_MAX], c[CLI_HUMAN_MAX];
+	struct table *t = table_new(&kv, &bare, fp);
+	bool by = to->bytes;
 	uint64_t ws, in;
 	size_t i;
+	int rc = 0;
 
-	fprintf(fp, "cgroup:       %s (v%d)\n", m->path ? m->path : "-",
-		m->version);
-	fprintf(fp, "directory:    %s\n", m->dir);
-	fprintf(fp, "usage:        %s\n", value_text(a, sizeof(a), &m->usage));
-	fprintf(fp, "limit:        %s\n", value_text(a, sizeof(a), &m->limit));
+	if (!t)
+		return -1;
+	rc |= field(t, "cgroup:", "%s (v%d)", m->path ? m->path : "-",
+		    m->version);
+	rc |= field(t, "directory:", "%s", m->dir);
+	rc |= field(t, "usage:", "%s", value_text(a, sizeof(a), &m->usage, by));
+	rc |= field(t, "limit:", "%s", value_text(a, sizeof(a), &m->limit, by));
 	if (m->version == 2)
-		fprintf(fp, "high:         %s\n",
-			value_text(a, sizeof(a), &m->high));
-	fprintf(fp, "peak:         %s\n", value_text(a, sizeof(a), &m->peak));
-	fprintf(fp, "swap:         %s\n",
-		value_text(a, sizeof(a), &m->swap_usage));
+		rc |= field(t, "high:", "%s",
+			    value_text(a, sizeof(a), &m->high, by));
+	rc |= field(t, "peak:", "%s", value_text(a, sizeof(a), &m->peak, by));
+	rc |= field(t, "swap:", "%s",
+		    value_text(a, sizeof(a), &m->swap_usage, by));
 	if (cgroup_working_set(m, &ws, &in))
-		fprintf(fp, "working set:  %s (usage %s - inactive_file %s)\n",
-			cli_human(a, sizeof(a), ws),
-			cli_human(b, sizeof(b), m->usage.bytes),
-			cli_human(c, sizeof(c), in));
+		rc |= field(t,
+			    "working set:", "%s (usage %s - inactive_file %s)",
+			    size_text(a, sizeof(a), ws, by),
+			    size_text(b, sizeof(b), m->usage.bytes, by),
+			    size_text(c, sizeof(c), in, by));
 	else
-		fprintf(fp, "working set:  -\n");
+		rc |= field(t, "working set:", "-");
 	if (m->limit.have && !m->limit.unlimited && m->usage.have)
-		fprintf(fp, "headroom:     %s\n",
-			cli_human(a, sizeof(a),
-				  m->limit.bytes > m->usage.bytes
-					  ? m->limit.bytes - m->usage.bytes
-					  : 0));
+		rc |= field(t, "headroom:", "%s",
+			    size_text(a, sizeof(a),
+				      m->limit.bytes > m->usage.bytes
+					      ? m->limit.bytes - m->usage.bytes
+					      : 0,
+				      by));
 	if (m->failcnt.have)
-		fprintf(fp, "failcnt:      %llu\n",
-			(unsigned long long)m->failcnt.bytes);
+		rc |= field(t, "failcnt:", "%llu",
+			    (unsigned long long)m->failcnt.bytes);
 	if (m->nevents) {
-		fprintf(fp, "events:      ");
-		for (i = 0; i < m->nevents; i++)
-			fprintf(fp, " %s %llu", m->events[i].key,
+		char ev[512];
+		size_t n = 0;
+
+		ev[0] = 0;
+		for (i = 0; i < m->nevents && n < sizeof(ev); i++)
+			n += (size_t)snprintf(
+				ev + n, sizeof(ev) - n, "%s%s %llu",
+				i ? " " : "", m->events[i].key,
 				(unsigned long long)m->events[i].value);
-		fputc('\n', fp);
+		rc |= field(t, "events:", "%s", ev);
 	}
 	if (m->psi_some.have)
-		fprintf(fp,
-			"pressure:     some %.2f%% %.2f%% %.2f%%, full %.2f%% %.2f%% %.2f%% (10s 60s 300s)\n",
+		rc |= field(
+			t, "pressure:",
+			"some %.2f%% %.2f%% %.2f%%, full %.2f%% %.2f%% %.2f%% (10s 60s 300s)",
 			m->psi_some.avg10, m->psi_some.avg60,
 			m->psi_some.avg300, m->psi_full.avg10,
 			m->psi_full.avg60, m->psi_full.avg300);
-	if (m->nstat)
-		fprintf(fp, "memory.stat:\n");
+	if (rc) {
+		table_free(t);
+		return -1;
+	}
+	if (table_print(t) < 0)
+		return -1;
+	if (!m->nstat)
+		return 0;
+	fprintf(fp, "memory.stat:\n");
+	t = table_new(&st, &bare, fp);
+	if (!t)
+		return -1;
 	for (i = 0; i < m->nstat; i++)
-		fprintf(fp, "  %-28s %llu\n", m->stat[i].key,
-			(unsigned long long)m->stat[i].value);
+		if (table_row(t) < 0 || table_set(t, 0, m->stat[i].key) < 0 ||
+		    table_setf(t, 1, "%llu",
+			       (unsigned long long)m->stat[i].value) < 0) {
+			table_free(t);
+			return -1;
+		}
+	return table_print(t);
 }
 
 /*
@@ -143,11 +325,34 @@ static int run_once(void *ctx, bool first, FILE *fp)
 			msg_error("%s", msg_last());
 			rc = PALLOC_EXIT_TROUBLE;
 		}
-	} else {
-		print_text(fp, &m);
+	} else if ((o->only_table ? print_row(fp, &o->d.table, &m)
+				  : print_text(fp, &o->d.table, &m)) < 0 &&
+		   !ferror(fp)) {
+		msg_error("%s", msg_last());
+		rc = PALLOC_EXIT_TROUBLE;
 	}
 	cgroup_mem_free(&m);
 	return rc;
+}
+
+static PALLOC_NORETURN void usage(void)
+{
+	fputs("Usage:\n"
+	      " palloc-cgroup [options] [<pid>|<cgroup-dir>]\n"
+	      "\n"
+	      "Show a cgroup's memory: usage, limits, working set, stat,\n"
+	      "events and pressure. Default: the caller's cgroup.\n"
+	      "\n"
+	      "Options:\n"
+	      " -p, --pid <pid>          the cgroup of this process\n"
+	      "     --sysroot <dir>      read DIR/proc and DIR/sys instead\n",
+	      stdout);
+	fputs(CLI_DATA_USAGE, stdout);
+	fputs(CLI_TABLE_USAGE, stdout);
+	fputs(CLI_BYTES_USAGE, stdout);
+	fputs(CLI_OUTPUT_FILE_USAGE, stdout);
+	table_help(stdout, "Columns", &spec);
+	cli_usage_end(26, NULL);
 }
 
 int main(int argc, char **argv)
@@ -176,6 +381,9 @@ int main(int argc, char **argv)
 	}
 	cli_pid_or_dir(argc, argv, &o.pid, &o.dir);
 	cli_data_check(&o.d);
+	cli_table_check(&o.d.table, &spec);
+	o.only_table =
+		o.d.table.columns || o.d.table.noheadings || o.d.table.raw;
 
 	if (o.d.watch_ns)
 		return cli_watch(run_once, &o, o.d.watch_ns, o.d.count);

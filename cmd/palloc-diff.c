@@ -43,8 +43,13 @@ static PALLOC_NORETURN void usage(void)
 	       "                               are sampling noise (default %g)\n"
 	       "     --raw-gate              --fail-on-growth compares the growth\n"
 	       "                               as it is, noise included\n"
-	       " -q, --quiet                 no warnings\n",
+	       " -q, --quiet                 no warnings\n"
+	       "     --columns <list>        --top's columns ('+list' adds to the\n"
+	       "                               default)\n"
+	       " -n, --noheadings            --top without headings\n"
+	       " -r, --raw                   --top raw: no alignment\n",
 	       msg_prog(), DEFAULT_TOP, DIFF_NOISE_Z);
+	table_help(stdout, "Columns of --top", &report_top_spec);
 	cli_usage_end(29, NULL);
 }
 
@@ -271,36 +276,13 @@ static void report_exceeded(const struct gate *gate, const struct report *r,
 	print_growing(d, idx, u, g->z, noise);
 }
 
-/*
- * After "A B --top 5" getopt has left three operands, the count among
- * them: the one all-digit operand that names no file is --top's count
- * (removed from argv). Anything else is left for "too many operands".
- */
-static void top_from_operands(int argc, char **argv, uint64_t *top)
-{
-	int k = -1;
-
-	for (int i = optind; i < argc; i++) {
-		if (!cli_digits(argv[i]) || access(argv[i], F_OK) == 0)
-			continue;
-		if (k >= 0)
-			return;
-		k = i;
-	}
-	if (k < 0)
-		return;
-	cli_top(argc, argv, argv[k], false, UINT64_MAX, top);
-	for (int i = k; i > optind; i--)
-		argv[i] = argv[i - 1];
-	optind++;
-}
-
 int main(int argc, char **argv)
 {
-	enum { OPT_NOISE_Z = CHAR_MAX + 1, OPT_RAW_GATE };
+	enum { OPT_NOISE_Z = CLI_OPT_NEXT, OPT_RAW_GATE };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"top", optional_argument, NULL, 't'},
+		CLI_TABLE_LONGOPTS("columns", CLI_OPT_COLUMNS),
 		{"json", no_argument, NULL, 'j'},
 		{"sample-index", required_argument, NULL, 's'},
 		{"fail-on-growth", required_argument, NULL, 'f'},
@@ -318,26 +300,27 @@ int main(int argc, char **argv)
 	bool want_top = false, want_json = false, quiet = false;
 	struct gate_result gr = {.z = DIFF_NOISE_Z};
 	uint64_t top = DEFAULT_TOP;
-	int top_words = 0; /* --top's count given, as =N or a next word */
+	const char *top_word = NULL; /* the word after a bare --top */
+	struct table_opts table = {0};
 	json_t *json = NULL;
 	int c, idx, rc = PALLOC_EXIT_TROUBLE;
 
 	msg_init(argv[0]);
 	/* getopt's own messages would make three lines of a usage error. */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:t::js:f:qhV", longopts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv,
+				":o:t::js:f:q" CLI_TABLE_SHORTOPTS "hV",
+				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
 			break;
 		case 't':
 			want_top = true;
-			/* "--top 5" as well as "--top=5" (palloc-diff(1)): a
-			 * following all-digit word is the count. */
-			cli_top(argc, argv, optarg, argc - optind > 2,
-				UINT64_MAX, &top);
-			top_words += optarg || top != DEFAULT_TOP;
+			/* "--top 5" as well as "--top=5" (palloc-diff(1)). */
+			if (!optarg)
+				top_word = cli_top_word(argc, argv);
+			cli_top(argc, argv, optarg, false, UINT64_MAX, &top);
 			break;
 		case 'j':
 			want_json = true;
@@ -366,12 +349,12 @@ int main(int argc, char **argv)
 			quiet = true;
 			break;
 		default:
-			cli_default_option(c, argv, longopts, usage);
+			if (!cli_table_opt(&table, CLI_OPT_COLUMNS, c, optarg))
+				cli_default_option(c, argv, longopts, usage);
 		}
 	}
-	/* "A B --top 5": getopt moved the count among the operands. */
-	if (argc - optind == 3 && want_top && top_words == 0)
-		top_from_operands(argc, argv, &top);
+	cli_top_operand(argc, argv, top_word, 2, UINT64_MAX, &top);
+	cli_table_check(&table, &report_top_spec);
 	if (argc - optind != 2)
 		msg_usage(PALLOC_EXIT_TROUBLE,
 			  argc - optind < 2 ? "missing profile operand"
@@ -384,6 +367,9 @@ int main(int argc, char **argv)
 			  want_json ? "json" : "top");
 	if (!output && !want_json && !gate.on)
 		want_top = true;
+	if (cli_table_given(&table) && (want_json || !want_top))
+		msg_usage(PALLOC_EXIT_TROUBLE,
+			  "--columns, --noheadings and --raw are for --top");
 	/* A FIFO, symlink or device at -o: refused now, before the reading. */
 	if (output && outfile_check(output) < 0) {
 		msg_error("%s", msg_last());
@@ -447,7 +433,8 @@ int main(int argc, char **argv)
 	/* A write error on stdout is reported at exit (msg_init). */
 	if (json ? json_print(stdout, json,
 			      JSON_INDENT(2) | JSON_REAL_PRECISION(6)) < 0
-		 : want_top && report_print_top(stdout, r, top, false) < 0) {
+		 : want_top && report_print_top(stdout, r, top, false, &table) <
+				       0) {
 		if (ferror(stdout))
 			msg_stdout_failed(errno);
 		else

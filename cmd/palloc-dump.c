@@ -23,62 +23,11 @@
 #include "report.h"
 #include "serve.h"
 #include "symbols.h"
+#include "table.h"
+
+#include <libsmartcols/libsmartcols.h>
 
 #define DEFAULT_TOP 20
-
-static PALLOC_NORETURN void usage(void)
-{
-	printf("Usage:\n"
-	       " %s [options]\n"
-	       " %s [options] <pid>|<file>\n"
-	       " %s --serve <addr> [<pid>...]\n"
-	       " %s --push <kind>=<url> [--push ...] [<pid>...]\n"
-	       "\n"
-	       "Without an operand, list the processes under palloc you can read,\n"
-	       "and the records of those that ended. With a <pid>, read a heap\n"
-	       "profile from that process's record and symbolize it; with a <file>,\n"
-	       "read a pprof profile or a record.\n"
-	       "\n"
-	       "Options:\n"
-	       " -p, --pid <pid>             the process to fetch from\n"
-	       " -a, --allocs                the allocs profile (default sample type\n"
-	       "                               alloc_space)\n"
-	       " -s, --seconds <n>           the delta over the next <n> seconds\n"
-	       "     --stats                 the agent's exact counters instead (a pid\n"
-	       "                               or a record file)\n"
-	       " -o, --output <file>         write the profile (pprof, gzipped; - for\n"
-	       "                               stdout)\n"
-	       " -t, --top[=<n>]             print the top <n> functions (default %d;\n"
-	       "                               0: all)\n"
-	       " -f, --folded                print collapsed stacks for flame graphs\n"
-	       " -j, --json                  print a summary and the top functions as JSON\n"
-	       "     --sample-index <type>   sample type for --top, --folded, --json\n"
-	       "     --symbolize             symbolize a raw profile <file>\n"
-	       "     --no-symbolize          keep raw addresses\n"
-	       "     --root <dir>            read ELF files below <dir> when symbolizing\n"
-	       "                               a <file> (default /)\n"
-	       "     --timeout <seconds>     accepted, no effect (nothing waits on\n"
-	       "                               the process)\n"
-	       "     --serve <addr>          serve the agents' endpoints and /metrics\n"
-	       "                               over HTTP on <addr> ([host:]port)\n"
-	       "     --allow-users <users>   who else may read there: any, or user names\n"
-	       "                               and uids (default: you and root)\n"
-	       "     --push <kind>=<url>     push every window to pyroscope, parca or\n"
-	       "                               otlp at <url> (repeatable)\n"
-	       "     --every <seconds>       the window of --push (default %d)\n"
-	       "     --service <name>        --push's service name (default: each\n"
-	       "                               executable's name)\n"
-	       "     --label <k>=<v>         a label of every --push upload (repeatable)\n"
-	       "     --header '<name>: <v>'  an HTTP header of --push (repeatable)\n"
-	       "\n"
-	       " -h, --help                  display this help\n"
-	       " -V, --version               display version\n"
-	       "\n"
-	       "For more details see palloc-dump(1).\n",
-	       msg_prog(), msg_prog(), msg_prog(), msg_prog(), DEFAULT_TOP,
-	       PUSH_DEFAULT_EVERY);
-	exit(PALLOC_EXIT_OK);
-}
 
 struct opts {
 	const char *output, *sample_arg, *root, *serve_addr, *allow;
@@ -86,49 +35,9 @@ struct opts {
 	struct push_config push;
 	bool allocs, stats, want_top, folded, json, symbolize, no_symbolize;
 	uint64_t seconds, top;
+	struct table_opts table; /* --columns, -n, -r of the tables */
 	int timeout_ms;
 };
-
-/*
- * Whether argv holds an operand besides argv[skip]: a word not starting
- * with '-' that is not the value of an option taking one. Lets "--top 5
- * PID" and "PID --top 5" both read 5 as the count (getopt_long cannot
- * give an optional argument in a separate word).
- */
-static bool other_operand(int argc, char **argv, int skip)
-{
-	static const char *const with_arg[] = {
-		"-p",
-		"--pid",
-		"-s",
-		"--seconds",
-		"-o",
-		"--output",
-		"--sample-index",
-		"--root",
-		"--timeout",
-		"--serve",
-		"--push",
-		"--every",
-		"--service",
-		"--label",
-		"--header",
-	};
-
-	for (int i = 1; i < argc; i++) {
-		bool value = false;
-
-		if (strcmp(argv[i], "--") == 0)
-			return i + 1 < argc && (i + 1 != skip || i + 2 < argc);
-		if (i == skip || argv[i][0] == '-')
-			continue;
-		for (size_t k = 0; k < ARRAY_SIZE(with_arg); k++)
-			value |= strcmp(argv[i - 1], with_arg[k]) == 0;
-		if (!value)
-			return true;
-	}
-	return false;
-}
 
 static void warn_cb(void *ctx, const char *message)
 {
@@ -202,11 +111,85 @@ static json_t *list_entry(const struct allocinfo_agent *a)
 	return e;
 }
 
+/* The columns of the list (no operand). */
+enum {
+	LCOL_PID,
+	LCOL_PROGRAM,
+	LCOL_STATE,
+	LCOL_UPTIME,
+	LCOL_ENDED,
+	LCOL_INUSE,
+	LCOL_ERROR,
+	LCOL_RECORD,
+};
+
+static const struct table_col list_cols[] = {
+	{"PID", 1, SCOLS_FL_RIGHT, "process ID"},
+	{"PROGRAM", 1, SCOLS_FL_TRUNC, "program name"},
+	{"STATE", 1, 0, "live, exited N or killed"},
+	{"UPTIME", 1, SCOLS_FL_RIGHT, "how long it ran, or runs"},
+	{"ENDED", 1, SCOLS_FL_RIGHT, "when it ended"},
+	{"SAMPLED_INUSE", 1, SCOLS_FL_RIGHT, "heap in use, sampled, bytes"},
+	{"ERROR", 0.2, SCOLS_FL_TRUNC, "why its record cannot be read"},
+	{"RECORD", 0.2, SCOLS_FL_TRUNC, "its record file"},
+};
+
+static const struct table_spec list_spec = {
+	list_cols,
+	ARRAY_SIZE(list_cols),
+	"PID,PROGRAM,STATE,UPTIME,ENDED,SAMPLED_INUSE,ERROR",
+};
+
+/* What list_row reads: the agents and the time now. */
+struct list_ctx {
+	const struct allocinfo_agent *a;
+	double now; /* seconds since the epoch */
+};
+
+/* Row I of the list: agent I of CTX (struct list_ctx). */
+static int list_row(struct table *t, size_t i, void *ctx)
+{
+	const struct list_ctx *lc = ctx;
+	const struct allocinfo_agent *a = &lc->a[i];
+	double now = lc->now;
+	const json_t *s = a->stats;
+	char uptime[32] = "-", ended[32] = "-", state[32];
+	bool live = strcmp(a->state, "live") == 0;
+	int64_t inuse = allocinfo_int(s, "sampled_inuse_bytes");
+
+	state_text(a, state, sizeof(state));
+	if (live && s)
+		ago(json_number_value(json_object_get(s, "uptime_seconds")),
+		    uptime, sizeof(uptime));
+	else if (!live && a->start_ns && a->end_ns >= a->start_ns)
+		ago((double)(a->end_ns - a->start_ns) / 1e9, uptime,
+		    sizeof(uptime));
+	if (!live && a->end_ns > 0) {
+		ago(now - (double)a->end_ns / 1e9, ended, sizeof(ended));
+		snprintf(ended + strlen(ended), sizeof(ended) - strlen(ended),
+			 " ago");
+	}
+	/* what a process says is escaped by libsmartcols: it may be
+	 * anyone's */
+	if (table_setf(t, LCOL_PID, "%d", (int)a->pid) < 0 ||
+	    table_set(t, LCOL_PROGRAM, a->program[0] ? a->program : "?") < 0 ||
+	    table_set(t, LCOL_STATE, state) < 0 ||
+	    table_set(t, LCOL_UPTIME, uptime) < 0 ||
+	    table_set(t, LCOL_ENDED, ended) < 0 ||
+	    (inuse >= 0 ? table_setf(t, LCOL_INUSE, "%lld", (long long)inuse)
+			: table_set(t, LCOL_INUSE, "-")) < 0 ||
+	    table_set(t, LCOL_ERROR, a->error) < 0 ||
+	    table_set(t, LCOL_RECORD, a->path[0] ? a->path : "-") < 0)
+		return -1;
+	return 0;
+}
+
 /* The processes table (or JSON) of palloc-dump without an operand: the
  * live ones, then the records of those that ended. */
 static int list_agents(const struct opts *o)
 {
 	struct allocinfo_agent *a;
+	struct list_ctx lc;
 	size_t n;
 	int rc = 0;
 	double now = now_seconds();
@@ -225,53 +208,14 @@ static int list_agents(const struct opts *o)
 		json_set(top, "agents", json_incref(arr));
 		for (size_t i = 0; i < n; i++)
 			json_push(arr, list_entry(&a[i]));
-		/* A write error is reported at exit (msg_init). */
-		if ((json_failed() ||
-		     json_print(stdout, top, JSON_INDENT(2)) < 0) &&
-		    !ferror(stdout)) {
-			msg_error_last("cannot print the list");
-			rc = PALLOC_EXIT_TROUBLE;
-		}
+		rc = cli_json_stdout(top, "the list");
 		json_decref(top);
 		allocinfo_agents_free(a, n);
 		return rc;
 	}
-	printf("%8s  %-20s %-10s %8s %8s %16s\n", "PID", "PROGRAM", "STATE",
-	       "UPTIME", "ENDED", "SAMPLED_INUSE");
-	for (size_t i = 0; i < n; i++) {
-		const json_t *s = a[i].stats;
-		char uptime[32] = "-", inuse[32] = "-", ended[32] = "-";
-		char state[32], text[1024];
-		bool live = strcmp(a[i].state, "live") == 0;
-
-		state_text(&a[i], state, sizeof(state));
-		if (live && s)
-			ago(json_number_value(
-				    json_object_get(s, "uptime_seconds")),
-			    uptime, sizeof(uptime));
-		else if (!live && a[i].start_ns && a[i].end_ns >= a[i].start_ns)
-			ago((double)(a[i].end_ns - a[i].start_ns) / 1e9, uptime,
-			    sizeof(uptime));
-		if (!live && a[i].end_ns > 0) {
-			ago(now - (double)a[i].end_ns / 1e9, ended,
-			    sizeof(ended));
-			snprintf(ended + strlen(ended),
-				 sizeof(ended) - strlen(ended), " ago");
-		}
-		if (allocinfo_int(s, "sampled_inuse_bytes") >= 0)
-			snprintf(inuse, sizeof(inuse), "%lld",
-				 (long long)allocinfo_int(
-					 s, "sampled_inuse_bytes"));
-		/* what a process says is printed escaped: it may be anyone's */
-		printf("%8d  %-20s %-10s %8s %8s %16s", (int)a[i].pid,
-		       msg_escape(a[i].program[0] ? a[i].program : "?", text,
-				  sizeof(text)),
-		       state, uptime, ended, inuse);
-		if (a[i].error[0])
-			printf("  (%s)",
-			       msg_escape(a[i].error, text, sizeof(text)));
-		putchar('\n');
-	}
+	lc.a = a;
+	lc.now = now;
+	rc = cli_table_rows(&list_spec, &o->table, stdout, n, list_row, &lc);
 	allocinfo_agents_free(a, n);
 	return rc;
 }
@@ -424,7 +368,7 @@ static int output_profile(struct pprof_profile *p, pid_t pid, const char *file,
 		if (json_print(stdout, j, JSON_INDENT(2)) < 0)
 			rc = PALLOC_EXIT_TROUBLE;
 	} else if (o->want_top) {
-		if (report_print_top(stdout, r, o->top, false) < 0)
+		if (report_print_top(stdout, r, o->top, false, &o->table) < 0)
 			rc = PALLOC_EXIT_TROUBLE;
 	}
 	if (o->folded && folded_write(stdout, p, idx) < 0)
@@ -560,10 +504,65 @@ static int serve_until_signal(const char *addr, const pid_t *pids, size_t n,
 	return PALLOC_EXIT_OK;
 }
 
+static PALLOC_NORETURN void usage(void)
+{
+	printf("Usage:\n"
+	       " %s [options]\n"
+	       " %s [options] <pid>|<file>\n"
+	       " %s --serve <addr> [<pid>...]\n"
+	       " %s --push <kind>=<url> [--push ...] [<pid>...]\n"
+	       "\n"
+	       "Without an operand, list the processes under palloc you can read,\n"
+	       "and the records of those that ended. With a <pid>, read a heap\n"
+	       "profile from that process's record and symbolize it; with a <file>,\n"
+	       "read a pprof profile or a record.\n"
+	       "\n"
+	       "Options:\n"
+	       " -p, --pid <pid>             the process to fetch from\n"
+	       " -a, --allocs                the allocs profile (default sample type\n"
+	       "                               alloc_space)\n"
+	       " -s, --seconds <n>           the delta over the next <n> seconds\n"
+	       "     --stats                 the agent's exact counters instead (a pid\n"
+	       "                               or a record file)\n"
+	       " -o, --output <file>         write the profile (pprof, gzipped; - for\n"
+	       "                               stdout)\n"
+	       " -t, --top[=<n>]             print the top <n> functions (default %d;\n"
+	       "                               0: all)\n"
+	       " -f, --folded                print collapsed stacks for flame graphs\n"
+	       " -j, --json                  print a summary and the top functions as JSON\n"
+	       "     --sample-index <type>   sample type for --top, --folded, --json\n"
+	       "     --symbolize             symbolize a raw profile <file>\n"
+	       "     --no-symbolize          keep raw addresses\n"
+	       "     --root <dir>            read ELF files below <dir> when symbolizing\n"
+	       "                               a <file> (default /)\n"
+	       "     --timeout <seconds>     accepted, no effect (nothing waits on\n"
+	       "                               the process)\n"
+	       "     --serve <addr>          serve the agents' endpoints and /metrics\n"
+	       "                               over HTTP on <addr> ([host:]port)\n"
+	       "     --allow-users <users>   who else may read there: any, or user names\n"
+	       "                               and uids (default: you and root)\n"
+	       "     --push <kind>=<url>     push every window to pyroscope, parca or\n"
+	       "                               otlp at <url> (repeatable)\n"
+	       "     --every <seconds>       the window of --push (default %d)\n"
+	       "     --service <name>        --push's service name (default: each\n"
+	       "                               executable's name)\n"
+	       "     --label <k>=<v>         a label of every --push upload (repeatable)\n"
+	       "     --header '<name>: <v>'  an HTTP header of --push (repeatable)\n"
+	       "     --columns <list>        the table's columns (the list, --top;\n"
+	       "                               '+list' adds to the default)\n"
+	       " -n, --noheadings            the table without headings\n"
+	       " -r, --raw                   the table raw: no alignment\n",
+	       msg_prog(), msg_prog(), msg_prog(), msg_prog(), DEFAULT_TOP,
+	       PUSH_DEFAULT_EVERY);
+	table_help(stdout, "Columns of the list (no operand)", &list_spec);
+	table_help(stdout, "Columns of --top", &report_top_spec);
+	cli_usage_end(29, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	enum {
-		OPT_STATS = CHAR_MAX + 1,
+		OPT_STATS = CLI_OPT_NEXT,
 		OPT_SAMPLE_INDEX,
 		OPT_SYMBOLIZE,
 		OPT_NO_SYMBOLIZE,
@@ -584,6 +583,7 @@ int main(int argc, char **argv)
 		{"stats", no_argument, NULL, OPT_STATS},
 		{"output", required_argument, NULL, 'o'},
 		{"top", optional_argument, NULL, 't'},
+		CLI_TABLE_LONGOPTS("columns", CLI_OPT_COLUMNS),
 		{"folded", no_argument, NULL, 'f'},
 		{"json", no_argument, NULL, 'j'},
 		{"sample-index", required_argument, NULL, OPT_SAMPLE_INDEX},
@@ -603,14 +603,16 @@ int main(int argc, char **argv)
 	struct opts o = {.top = DEFAULT_TOP,
 			 .timeout_ms = ALLOCINFO_TIMEOUT_MS};
 	const char *pid_arg = NULL, *operand = NULL;
+	const char *top_word = NULL; /* the word after a bare --top */
 	pid_t pid = 0;
 	int c, views;
 
 	msg_init(argv[0]);
 	signal(SIGPIPE, SIG_IGN);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:as:o:t::fjhV", longopts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv,
+				":p:as:o:t::fj" CLI_TABLE_SHORTOPTS "hV",
+				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			pid_arg = optarg;
@@ -634,13 +636,9 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			o.want_top = true;
-			/* "--top 5 PID" as well as "--top=5": a following
-			 * all-digit word is the count when an operand
-			 * follows it. */
-			if (!optarg && optind < argc &&
-			    cli_digits(argv[optind]) &&
-			    other_operand(argc, argv, optind))
-				optarg = argv[optind++];
+			/* "--top 5 PID" as well as "--top=5". */
+			if (!optarg)
+				top_word = cli_top_word(argc, argv);
 			cli_top(argc, argv, optarg, false, UINT64_MAX, &o.top);
 			break;
 		case 'f':
@@ -682,9 +680,12 @@ int main(int argc, char **argv)
 			push_cli_option(&o.push, c - OPT_PUSH, optarg);
 			break;
 		default:
-			cli_default_option(c, argv, longopts, usage);
+			if (!cli_table_opt(&o.table, CLI_OPT_COLUMNS, c,
+					   optarg))
+				cli_default_option(c, argv, longopts, usage);
 		}
 	}
+	cli_top_operand(argc, argv, top_word, 1, UINT64_MAX, &o.top);
 
 	if (o.allow && !o.serve_addr)
 		msg_usage(PALLOC_EXIT_TROUBLE, "--allow-users needs --serve");
@@ -736,6 +737,8 @@ int main(int argc, char **argv)
 		else
 			operand = NULL;
 	}
+	cli_table_check(&o.table,
+			!pid && !operand ? &list_spec : &report_top_spec);
 	views = o.want_top + o.folded + o.json;
 	if (views > 1)
 		msg_usage(PALLOC_EXIT_TROUBLE,
@@ -748,6 +751,10 @@ int main(int argc, char **argv)
 		    o.want_top || o.folded || o.symbolize)
 			msg_usage(PALLOC_EXIT_TROUBLE,
 				  "missing pid or file operand");
+		if (o.json && cli_table_given(&o.table))
+			msg_usage(
+				PALLOC_EXIT_TROUBLE,
+				"--columns, --noheadings and --raw are for the tables");
 		return list_agents(&o);
 	}
 	if (operand && o.seconds)
@@ -757,11 +764,15 @@ int main(int argc, char **argv)
 			  "--symbolize and --no-symbolize are exclusive");
 	if (!o.output && !views && !o.stats) {
 		/* On a terminal a table; into a pipe the profile itself. */
-		if (pid && !isatty(STDOUT_FILENO))
+		if (pid && !isatty(STDOUT_FILENO) && !cli_table_given(&o.table))
 			o.output = "-";
 		else
 			o.want_top = true;
 	}
+	if (cli_table_given(&o.table) && !o.want_top)
+		msg_usage(
+			PALLOC_EXIT_TROUBLE,
+			"--columns, --noheadings and --raw are for the tables");
 	if (o.allocs && !o.sample_arg && (o.want_top || o.folded || o.json))
 		o.sample_arg = "alloc_space";
 	/* A FIFO, symlink or device at -o: refused now, not after the work. */

@@ -8,9 +8,338 @@
 #include "json.h"
 #include "msg_cli.h"
 #include "num.h"
+#include "table.h"
+
+#include <libsmartcols/libsmartcols.h>
 
 #include <getopt.h>
 #include <limits.h>
+
+/* The columns of the parts. */
+enum {
+	PCOL_LAYER,
+	PCOL_PART,
+	PCOL_BYTES,
+	PCOL_PERCENT,
+	PCOL_CI95,
+	PCOL_BASIS,
+	PCOL_WHAT,
+};
+
+static const struct table_col part_cols[] = {
+	{"LAYER", 1, 0, "profile, allocator or kernel"},
+	{"PART", 1, 0, "the part's name (JSON: name)"},
+	{"BYTES", 1, SCOLS_FL_RIGHT, "its size; - unknown"},
+	{"PERCENT", 1, SCOLS_FL_RIGHT, "percent of the total"},
+	{"CI95", 1, 0, "95 % interval of a sampled estimate"},
+	{"BASIS", 1, 0, "kernel, agent, profile, allocator, reconciled..."},
+	{"WHAT", 0.4, SCOLS_FL_TRUNC, "what it is"},
+};
+
+static const struct table_spec part_spec = {
+	part_cols,
+	ARRAY_SIZE(part_cols),
+	"LAYER,PART,BYTES,PERCENT,BASIS,WHAT",
+};
+
+/* The columns of the allocation sites (--top). */
+enum { SCOL_BYTES, SCOL_CI95, SCOL_FUNCTION };
+
+static const struct table_col site_cols[] = {
+	{"INUSE", 1, SCOLS_FL_RIGHT, "bytes in use, sampled"},
+	{"CI95", 1, 0, "its 95 % interval"},
+	{"FUNCTION", 0.5, SCOLS_FL_TRUNC, "the allocating function"},
+};
+
+static const struct table_spec site_spec = {
+	site_cols,
+	ARRAY_SIZE(site_cols),
+	"INUSE,FUNCTION",
+};
+
+/* The columns of the thread stacks. */
+enum { KCOL_START, KCOL_RSS, KCOL_TID, KCOL_THREAD, KCOL_FOUND_BY };
+
+static const struct table_col stack_cols[] = {
+	{"START", 1, 0, ""},
+	{"RSS", 1, SCOLS_FL_RIGHT, ""},
+	{"TID", 1, SCOLS_FL_RIGHT, ""},
+	{"THREAD", 1, 0, ""},
+	{"FOUND_BY", 1, 0, ""},
+};
+
+static const struct table_spec stack_spec = {
+	stack_cols,
+	ARRAY_SIZE(stack_cols),
+	"START,RSS,TID,THREAD,FOUND_BY",
+};
+
+struct opts {
+	struct cli_data d;
+	struct explain_opts e;
+	pid_t pid;	 /* the process, or with cgroup its cgroup */
+	bool cgroup;	 /* explain a cgroup */
+	const char *dir; /* a cgroup directory */
+	bool have_top;	 /* --top given: with a table option, the sites */
+	bool only_table; /* -o, -n or -r: only the table they choose */
+};
+
+/* The table the table options apply to. */
+static const struct table_spec *chosen_spec(const struct opts *o)
+{
+	return o->have_top ? &site_spec : &part_spec;
+}
+
+/* A size in column ID (-b: bytes), "-" when unknown; may be negative. */
+static int size_cell(struct table *t, const struct table_opts *to, int id,
+		     bool have, int64_t v)
+{
+	char buf[CLI_HUMAN_MAX];
+
+	if (!have)
+		return table_set(t, id, "-");
+	if (to->bytes)
+		return table_setf(t, id, "%lld", (long long)v);
+	return table_set(t, id, cli_human_signed(buf, sizeof(buf), v));
+}
+
+/* An interval "LOW..HIGH" in column ID, empty when there is none. */
+static int ci_cell(struct table *t, int id, const struct table_opts *to,
+		   bool have, int64_t lo, int64_t hi)
+{
+	char a[CLI_HUMAN_MAX], b[CLI_HUMAN_MAX];
+
+	if (!have)
+		return 0;
+	if (to->bytes)
+		return table_setf(t, id, "%lld..%lld", (long long)lo,
+				  (long long)hi);
+	return table_setf(t, id, "%s..%s", cli_human_signed(a, sizeof(a), lo),
+			  cli_human_signed(b, sizeof(b), hi));
+}
+
+static int print_parts(FILE *fp, const struct table_opts *to,
+		       const struct explain_doc *d)
+{
+	struct table_spec spec = part_spec;
+	struct table *t;
+	int rc = 0;
+
+	/* A sampled estimate shows its interval by default. */
+	for (size_t i = 0; i < d->nparts; i++)
+		if (d->parts[i].have_ci)
+			spec.defaults =
+				"LAYER,PART,BYTES,PERCENT,CI95,BASIS,WHAT";
+	t = table_new(&spec, to, fp);
+	if (!t)
+		return -1;
+	for (size_t i = 0; i < d->nparts && !rc; i++) {
+		const struct explain_part *p = &d->parts[i];
+
+		rc |= table_row(t);
+		rc |= table_set(t, PCOL_LAYER, p->layer);
+		rc |= table_set(t, PCOL_PART, p->name);
+		rc |= size_cell(t, to, PCOL_BYTES, p->have, p->bytes);
+		if (p->have && d->total)
+			rc |= table_setf(t, PCOL_PERCENT, "%.1f%%",
+					 100.0 * (double)p->bytes /
+						 (double)d->total);
+		else
+			rc |= table_set(t, PCOL_PERCENT, "-");
+		rc |= ci_cell(t, PCOL_CI95, to, p->have_ci, p->ci_low,
+			      p->ci_high);
+		rc |= table_set(t, PCOL_BASIS, p->basis);
+		rc |= table_set(t, PCOL_WHAT, p->description);
+	}
+	if (!rc) {
+		rc |= table_row(t);
+		rc |= table_set(t, PCOL_PART, "unexplained");
+		rc |= size_cell(t, to, PCOL_BYTES, true, d->unexplained);
+		rc |= table_setf(t, PCOL_PERCENT, "%.1f%%",
+				 d->total ? 100.0 * (double)d->unexplained /
+						    (double)d->total
+					  : 0.0);
+	}
+	if (rc) {
+		table_free(t);
+		return -1;
+	}
+	return table_print(t);
+}
+
+static int print_sites(FILE *fp, const struct table_opts *to,
+		       const struct explain_doc *d)
+{
+	struct table_spec spec = site_spec;
+	struct table *t;
+	int rc = 0;
+
+	for (size_t i = 0; i < d->nsites; i++)
+		if (d->sites[i].have_ci)
+			spec.defaults = "INUSE,CI95,FUNCTION";
+	t = table_new(&spec, to, fp);
+	if (!t)
+		return -1;
+	for (size_t i = 0; i < d->nsites && !rc; i++) {
+		const struct explain_site *x = &d->sites[i];
+
+		rc |= table_row(t);
+		rc |= size_cell(t, to, SCOL_BYTES, true, x->inuse);
+		rc |= ci_cell(t, SCOL_CI95, to, x->have_ci, x->ci_low,
+			      x->ci_high);
+		rc |= table_set(t, SCOL_FUNCTION,
+				x->function ? x->function : "?");
+	}
+	if (rc) {
+		table_free(t);
+		return -1;
+	}
+	return table_print(t);
+}
+
+static int print_stacks(FILE *fp, const struct table_opts *to,
+			const struct explain_doc *d)
+{
+	struct table *t = table_new(&stack_spec, to, fp);
+	int rc = 0;
+
+	if (!t)
+		return -1;
+	for (size_t i = 0; i < d->nstacks && !rc; i++) {
+		const struct explain_stack *x = &d->stacks[i];
+
+		rc |= table_row(t);
+		rc |= table_setf(t, KCOL_START, "0x%llx",
+				 (unsigned long long)x->start);
+		rc |= table_size(t, KCOL_RSS, x->rss);
+		if (x->have_tid)
+			rc |= table_setf(t, KCOL_TID, "%d", (int)x->tid);
+		else
+			rc |= table_set(t, KCOL_TID, "-");
+		rc |= table_set(t, KCOL_THREAD, x->thread);
+		rc |= table_set(t, KCOL_FOUND_BY, x->found_by);
+	}
+	if (rc) {
+		table_free(t);
+		return -1;
+	}
+	return table_print(t);
+}
+
+/* The line above the parts: what is explained. */
+static void print_head(FILE *fp, const struct table_opts *to,
+		       const struct explain_doc *d)
+{
+	char a[CLI_HUMAN_MAX], b[CLI_HUMAN_MAX];
+	bool by = to->bytes;
+
+#define SIZE(buf, v)                                                           \
+	(by ? (snprintf(buf, sizeof(buf), "%lld", (long long)(v)), buf)        \
+	    : cli_human_signed(buf, sizeof(buf), (int64_t)(v)))
+	if (d->process) {
+		fprintf(fp, "process %d (%s): Rss %s from %s; ", (int)d->pid,
+			d->program[0] ? d->program : "?", SIZE(a, d->total),
+			d->rss_source);
+		if (d->allocator[0])
+			fprintf(fp, "allocator %s, heap in use %s\n",
+				d->allocator,
+				d->heap_inuse_source ? d->heap_inuse_source
+						     : "unknown");
+		else
+			fprintf(fp, "no agent: heap unknown\n");
+		return;
+	}
+	fprintf(fp, "cgroup %s (v%d): usage %s",
+		d->cgroup_path ? d->cgroup_path
+		: d->directory ? d->directory
+			       : "?",
+		d->cgroup_version, d->have_total ? SIZE(a, d->total) : "-");
+	fprintf(fp, ", working set %s", d->have_ws ? SIZE(a, d->ws) : "-");
+	fprintf(fp, ", limit %s", d->have_limit ? SIZE(a, d->limit) : "max");
+	if (d->have_headroom)
+		fprintf(fp, " (headroom %s)", SIZE(a, d->headroom));
+	if (d->have_high)
+		fprintf(fp, ", high %s (headroom %s)", SIZE(a, d->high),
+			d->have_high_headroom ? SIZE(b, d->high_headroom)
+					      : "-");
+#undef SIZE
+	fputc('\n', fp);
+}
+
+/*
+ * The tables for people. With a table option (-o, -n, -r): the one table
+ * they choose (chosen_spec). Else a line saying what is explained, the
+ * parts, the top allocation sites, the thread stacks and the notes.
+ */
+static int print_doc(FILE *fp, const struct opts *o,
+		     const struct explain_doc *d)
+{
+	const struct table_opts *to = &o->d.table;
+
+	if (o->only_table)
+		return o->have_top ? print_sites(fp, to, d)
+				   : print_parts(fp, to, d);
+	print_head(fp, to, d);
+	if (print_parts(fp, to, d) < 0)
+		return -1;
+	if (d->nsites) {
+		fprintf(fp, "\ntop allocation sites (inuse, sampled):\n");
+		if (print_sites(fp, to, d) < 0)
+			return -1;
+	}
+	if (d->nstacks) {
+		fprintf(fp, "\nthread stacks:\n");
+		if (print_stacks(fp, to, d) < 0)
+			return -1;
+	}
+	if (d->nnotes)
+		fputc('\n', fp);
+	for (size_t i = 0; i < d->nnotes; i++)
+		fprintf(fp, "note: %s\n", d->notes[i]);
+	return 0;
+}
+
+/*
+ * Explain and print to FP. Returns 0, 1 when --watch should stop (the
+ * process or cgroup is gone, not FIRST), or 2 after an error message.
+ */
+static int run_once(void *ctx, bool first, FILE *fp)
+{
+	const struct opts *o = ctx;
+	struct explain_doc doc;
+	int rc = 0;
+
+	if ((o->cgroup ? explain_cgroup(o->pid, o->dir, &o->e, &doc)
+		       : explain_process(o->pid, &o->e, &doc)) < 0) {
+		if (!first && (errno == ENOENT || errno == ESRCH))
+			return CLI_GONE;
+		msg_error("%s", msg_last());
+		return PALLOC_EXIT_TROUBLE;
+	}
+	/* A write error is reported by cli_output or at exit. */
+	if (o->d.json || o->d.watch_ns) {
+		json_t *j = explain_json(&doc);
+
+		if (!j || (json_print(fp, j,
+				      o->d.watch_ns ? JSON_COMPACT
+						    : JSON_INDENT(2)) < 0 &&
+			   !ferror(fp))) {
+			msg_error("%s", msg_last());
+			rc = PALLOC_EXIT_TROUBLE;
+		}
+		json_decref(j);
+	} else if (o->d.prom) {
+		if (explain_prom(fp, &doc) < 0 && !ferror(fp)) {
+			msg_error("%s", msg_last());
+			rc = PALLOC_EXIT_TROUBLE;
+		}
+	} else if (print_doc(fp, o, &doc) < 0 && !ferror(fp)) {
+		msg_error("%s", msg_last());
+		rc = PALLOC_EXIT_TROUBLE;
+	}
+	explain_doc_free(&doc);
+	return rc;
+}
 
 static PALLOC_NORETURN void usage(void)
 {
@@ -29,60 +358,18 @@ static PALLOC_NORETURN void usage(void)
 	      "     --no-agent           do not ask the process's agent\n"
 	      "     --timeout <seconds>  accepted, no effect (nothing waits on the\n"
 	      "                            process)\n"
-	      " -j, --json               print JSON\n"
-	      "     --prom               print Prometheus text format\n"
-	      " -w, --watch <seconds>    a JSON line every SECONDS\n"
-	      " -c, --count <n>          with --watch: stop after N samples\n"
-	      "     --sysroot <dir>      read DIR/proc and DIR/sys instead\n"
-	      " -o, --output <file>      write to FILE ('-': standard output)\n",
+	      "     --sysroot <dir>      read DIR/proc and DIR/sys instead\n",
 	      stdout);
-	cli_usage_end(26, NULL);
-}
-
-struct opts {
-	struct cli_data d;
-	struct explain_opts e;
-	pid_t pid;	 /* the process, or with cgroup its cgroup */
-	bool cgroup;	 /* explain a cgroup */
-	const char *dir; /* a cgroup directory */
-};
-
-/*
- * Explain and print to FP. Returns 0, 1 when --watch should stop (the
- * process or cgroup is gone, not FIRST), or 2 after an error message.
- */
-static int run_once(void *ctx, bool first, FILE *fp)
-{
-	const struct opts *o = ctx;
-	json_t *doc = o->cgroup ? explain_cgroup(o->pid, o->dir, &o->e)
-				: explain_process(o->pid, &o->e);
-	int rc = 0;
-
-	if (!doc) {
-		if (!first && (errno == ENOENT || errno == ESRCH))
-			return CLI_GONE;
-		msg_error("%s", msg_last());
-		return PALLOC_EXIT_TROUBLE;
-	}
-	/* A write error is reported by cli_output or at exit. */
-	if (o->d.json || o->d.watch_ns) {
-		if (json_print(fp, doc,
-			       o->d.watch_ns ? JSON_COMPACT : JSON_INDENT(2)) <
-			    0 &&
-		    !ferror(fp)) {
-			msg_error("%s", msg_last());
-			rc = PALLOC_EXIT_TROUBLE;
-		}
-	} else if (o->d.prom) {
-		if (explain_prom(fp, doc) < 0 && !ferror(fp)) {
-			msg_error("%s", msg_last());
-			rc = PALLOC_EXIT_TROUBLE;
-		}
-	} else if (explain_print_table(fp, doc) < 0 && fp == stdout) {
-		msg_stdout_failed(errno); /* stdio forgets why */
-	}
-	json_decref(doc);
-	return rc;
+	fputs(CLI_DATA_USAGE, stdout);
+	fputs(CLI_TABLE_USAGE, stdout);
+	fputs(CLI_BYTES_USAGE, stdout);
+	fputs(CLI_OUTPUT_FILE_USAGE, stdout);
+	table_help(stdout, "Columns of the parts", &part_spec);
+	table_help(stdout, "Columns of the allocation sites", &site_spec);
+	cli_usage_end(
+		26,
+		"With -o, -n or -r only that table prints: the parts, or with --top\n"
+		"the allocation sites.\n");
 }
 
 int main(int argc, char **argv)
@@ -106,8 +393,7 @@ int main(int argc, char **argv)
 	msg_init(argv[0]);
 	cli_data_init(&o.d);
 	opterr = 0;
-	/* -n <n>: --top's older spelling, kept for scripts. */
-	while ((c = getopt_long(argc, argv, ":p:Ct::n:" CLI_DATA_SHORTOPTS "hV",
+	while ((c = getopt_long(argc, argv, ":p:Ct::" CLI_DATA_SHORTOPTS "hV",
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -117,9 +403,9 @@ int main(int argc, char **argv)
 			o.cgroup = true;
 			break;
 		case 't':
-		case 'n':
 			cli_top(argc, argv, optarg, true, 1000, &top);
 			o.e.top = (size_t)top;
+			o.have_top = true;
 			break;
 		case OPT_NO_AGENT:
 			o.e.no_agent = true;
@@ -135,6 +421,9 @@ int main(int argc, char **argv)
 	if (cli_pid_or_dir(argc, argv, &o.pid, &o.dir))
 		o.cgroup = true;
 	cli_data_check(&o.d);
+	cli_table_check(&o.d.table, chosen_spec(&o));
+	o.only_table =
+		o.d.table.columns || o.d.table.noheadings || o.d.table.raw;
 	if (!o.pid)
 		o.cgroup = true;
 	o.e.root = o.d.root;

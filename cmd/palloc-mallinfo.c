@@ -14,50 +14,100 @@
 #include "json.h"
 #include "msg_cli.h"
 #include "num.h"
+#include "table.h"
 
-static PALLOC_NORETURN void usage(void)
-{
-	fputs("Usage:\n"
-	      " palloc-mallinfo [options] [<pid>]\n"
-	      "\n"
-	      "Show the allocator's state (glibc, jemalloc, mimalloc, tcmalloc) of a\n"
-	      "process running the palloc agent; without <pid>, list those processes\n"
-	      "with their allocator.\n"
-	      "\n"
-	      "Options:\n"
-	      " -p, --pid <pid>          the process\n"
-	      " -j, --json               print JSON\n"
-	      "     --prom               print Prometheus text format\n"
-	      " -w, --watch <seconds>    a JSON line every SECONDS\n"
-	      " -c, --count <n>          with --watch: stop after N samples\n"
-	      " -o, --output <file>      write to FILE ('-': standard output)\n"
-	      "     --timeout <seconds>  accepted, no effect (nothing waits on the\n"
-	      "                            process)\n",
-	      stdout);
-	cli_usage_end(26, NULL);
-}
+#include <libsmartcols/libsmartcols.h>
 
 struct opts {
 	struct cli_data d;
 	int timeout_ms;
 	pid_t pid;
+	bool only_table; /* -o, -n or -r: the one table they choose */
 };
 
-static void print_value(FILE *fp, const char *key, const json_t *v)
+/* The columns of the list of processes (no <pid>). */
+enum {
+	LCOL_PID,
+	LCOL_PROGRAM,
+	LCOL_STATE,
+	LCOL_ALLOCATOR,
+	LCOL_BYTES,
+	LCOL_RECORD
+};
+
+static const struct table_col list_cols[] = {
+	{"PID", 1, SCOLS_FL_RIGHT, "process ID"},
+	{"PROGRAM", 1, SCOLS_FL_TRUNC, "program name"},
+	{"STATE", 1, 0, "live, exited N or killed"},
+	{"ALLOCATOR", 1, 0, "glibc, jemalloc, mimalloc, tcmalloc"},
+	{"ALLOCATED_BYTES", 1, SCOLS_FL_RIGHT,
+	 "bytes the allocator has handed out"},
+	{"RECORD", 0.3, SCOLS_FL_TRUNC, "the process's record file"},
+};
+
+static const struct table_spec list_spec = {
+	list_cols,
+	ARRAY_SIZE(list_cols),
+	"PID,PROGRAM,STATE,ALLOCATOR,ALLOCATED_BYTES",
+};
+
+/* The columns of the arenas of one process (glibc's or jemalloc's). */
+enum {
+	ACOL_ARENA,
+	ACOL_SYSTEM,
+	ACOL_FAST,
+	ACOL_REST,
+	ACOL_FREE_CHUNKS,
+	ACOL_THREADS,
+	ACOL_ACTIVE,
+	ACOL_DIRTY,
+	ACOL_MUZZY,
+};
+
+static const struct table_col arena_cols[] = {
+	{"ARENA", 1, SCOLS_FL_RIGHT, "arena index"},
+	{"SYSTEM_BYTES", 1, SCOLS_FL_RIGHT, "glibc: bytes from the system"},
+	{"FAST_BYTES", 1, SCOLS_FL_RIGHT, "glibc: free bytes in fastbins"},
+	{"REST_BYTES", 1, SCOLS_FL_RIGHT, "glibc: other free bytes"},
+	{"FREE_CHUNKS", 1, SCOLS_FL_RIGHT, "glibc: free chunks"},
+	{"THREADS", 1, SCOLS_FL_RIGHT, "jemalloc: threads on the arena"},
+	{"ACTIVE_BYTES", 1, SCOLS_FL_RIGHT, "jemalloc: active pages' bytes"},
+	{"DIRTY_BYTES", 1, SCOLS_FL_RIGHT, "jemalloc: dirty pages' bytes"},
+	{"MUZZY_BYTES", 1, SCOLS_FL_RIGHT, "jemalloc: muzzy pages' bytes"},
+};
+
+static const struct table_spec glibc_spec = {
+	arena_cols,
+	ARRAY_SIZE(arena_cols),
+	"ARENA,SYSTEM_BYTES,FAST_BYTES,REST_BYTES,FREE_CHUNKS",
+};
+
+static const struct table_spec jemalloc_spec = {
+	arena_cols,
+	ARRAY_SIZE(arena_cols),
+	"ARENA,THREADS,ACTIVE_BYTES,DIRTY_BYTES,MUZZY_BYTES",
+};
+
+/* One "key value" row of the field list; a null value is "-". */
+static int print_value(struct table *t, const char *key, const json_t *v)
 {
+	if (!json_is_integer(v) && !json_is_string(v) && !json_is_null(v) &&
+	    !json_is_real(v))
+		return 0;
+	if (table_row(t) < 0 || table_set(t, 0, key) < 0)
+		return -1;
 	if (json_is_integer(v))
-		fprintf(fp, "%-36s %lld\n", key,
-			(long long)json_integer_value(v));
-	else if (json_is_string(v))
-		fprintf(fp, "%-36s %s\n", key, json_string_value(v));
-	else if (json_is_null(v))
-		fprintf(fp, "%-36s -\n", key);
-	else if (json_is_real(v))
-		fprintf(fp, "%-36s %g\n", key, json_real_value(v));
+		return table_setf(t, 1, "%lld",
+				  (long long)json_integer_value(v));
+	if (json_is_string(v))
+		return table_set(t, 1, json_string_value(v));
+	if (json_is_null(v))
+		return table_set(t, 1, "-");
+	return table_setf(t, 1, "%g", json_real_value(v));
 }
 
-/* Print the scalars of object obj as "prefix.key value" lines. */
-static void print_object(FILE *fp, const char *prefix, json_t *obj)
+/* The scalars of object obj as "prefix.key value" rows. */
+static int print_object(struct table *t, const char *prefix, json_t *obj)
 {
 	for (void *it = json_object_iter(obj); it;
 	     it = json_object_iter_next(obj, it)) {
@@ -69,23 +119,22 @@ static void print_object(FILE *fp, const char *prefix, json_t *obj)
 			snprintf(full, sizeof(full), "%s.%s", prefix, key);
 		else
 			snprintf(full, sizeof(full), "%s", key);
-		if (json_is_object(v))
-			print_object(fp, full, v);
-		else
-			print_value(fp, full, v);
+		if ((json_is_object(v) ? print_object(t, full, v)
+				       : print_value(t, full, v)) < 0)
+			return -1;
 	}
+	return 0;
 }
 
-/* An integer member as text, "-" when null or absent. */
-static const char *num_or_dash(const json_t *obj, const char *key, char *buf,
-			       size_t len)
+/* An integer member in column ID, "-" when null or absent. */
+static int num_or_dash(struct table *t, int id, const json_t *obj,
+		       const char *key)
 {
 	int64_t v = allocinfo_int(obj, key);
 
 	if (v < 0)
-		return "-";
-	snprintf(buf, len, "%lld", (long long)v);
-	return buf;
+		return table_set(t, id, "-");
+	return table_setf(t, id, "%lld", (long long)v);
 }
 
 /* The free chunks counted over the size classes of one glibc arena. */
@@ -102,55 +151,87 @@ static long long free_chunks(const json_t *arena)
 	return n;
 }
 
-/* The human table: comparable fields, then the specific scalars and, for
- * glibc and jemalloc, one line per arena. */
-static void print_table(FILE *fp, json_t *j)
+/* The arena table of the mallinfo document J, when it has arenas (glibc's
+ * or jemalloc's), with TO's columns. */
+static int print_arenas(FILE *fp, const struct table_opts *to, json_t *j)
 {
 	json_t *spec = json_object_get(j, "specific");
-	const json_t *arenas, *v;
+	const json_t *arenas = json_object_get(spec, "arenas"), *v;
+	const json_t *a0 = json_array_get(arenas, 0);
+	struct table *t;
+	bool glibc;
 
-	fprintf(fp, "%-36s %d\n", "pid", (int)allocinfo_int(j, "pid"));
-	print_value(fp, "program", json_object_get(j, "program"));
-	print_value(fp, "allocator", json_object_get(j, "allocator"));
-	print_value(fp, "allocator_object",
-		    json_object_get(j, "allocator_object"));
-	print_object(fp, NULL, json_object_get(j, "comparable"));
-	/* What only this allocator has, named after it: "glibc.total..." */
-	print_object(fp,
-		     json_string_value(json_object_get(j, "allocator")) ?: "?",
-		     spec);
-	arenas = json_object_get(spec, "arenas");
 	if (!json_is_array(arenas) || json_array_size(arenas) == 0)
-		return;
-	if (json_object_get(json_array_get(arenas, 0), "rest_bytes")) {
-		fprintf(fp, "\n%6s %16s %12s %12s %12s\n", "ARENA",
-			"SYSTEM_BYTES", "FAST_BYTES", "REST_BYTES",
-			"FREE_CHUNKS");
-		for (size_t i = 0; i < json_array_size(arenas); i++) {
-			v = json_array_get(arenas, i);
-			fprintf(fp, "%6lld %16lld %12lld %12lld %12lld\n",
-				(long long)allocinfo_int(v, "index"),
-				(long long)allocinfo_int(
-					v, "system_current_bytes"),
-				(long long)allocinfo_int(v, "fast_bytes"),
-				(long long)allocinfo_int(v, "rest_bytes"),
-				free_chunks(v));
-		}
-	} else if (json_object_get(json_array_get(arenas, 0), "dirty_bytes")) {
-		fprintf(fp, "\n%6s %8s %16s %14s %14s\n", "ARENA", "THREADS",
-			"ACTIVE_BYTES", "DIRTY_BYTES", "MUZZY_BYTES");
-		for (size_t i = 0; i < json_array_size(arenas); i++) {
-			char b1[24], b2[24], b3[24], b4[24];
-
-			v = json_array_get(arenas, i);
-			fprintf(fp, "%6lld %8s %16s %14s %14s\n",
-				(long long)allocinfo_int(v, "index"),
-				num_or_dash(v, "thread_count", b1, sizeof(b1)),
-				num_or_dash(v, "active_bytes", b2, sizeof(b2)),
-				num_or_dash(v, "dirty_bytes", b3, sizeof(b3)),
-				num_or_dash(v, "muzzy_bytes", b4, sizeof(b4)));
+		return 0;
+	if (!json_object_get(a0, "rest_bytes") &&
+	    !json_object_get(a0, "dirty_bytes"))
+		return 0;
+	glibc = json_object_get(a0, "rest_bytes") != NULL;
+	t = table_new(glibc ? &glibc_spec : &jemalloc_spec, to, fp);
+	if (!t)
+		return -1;
+	for (size_t i = 0; i < json_array_size(arenas); i++) {
+		v = json_array_get(arenas, i);
+		if (table_row(t) < 0 ||
+		    num_or_dash(t, ACOL_ARENA, v, "index") < 0 ||
+		    num_or_dash(t, ACOL_SYSTEM, v, "system_current_bytes") <
+			    0 ||
+		    num_or_dash(t, ACOL_FAST, v, "fast_bytes") < 0 ||
+		    num_or_dash(t, ACOL_REST, v, "rest_bytes") < 0 ||
+		    (glibc ? table_setf(t, ACOL_FREE_CHUNKS, "%lld",
+					free_chunks(v))
+			   : table_set(t, ACOL_FREE_CHUNKS, "-")) < 0 ||
+		    num_or_dash(t, ACOL_THREADS, v, "thread_count") < 0 ||
+		    num_or_dash(t, ACOL_ACTIVE, v, "active_bytes") < 0 ||
+		    num_or_dash(t, ACOL_DIRTY, v, "dirty_bytes") < 0 ||
+		    num_or_dash(t, ACOL_MUZZY, v, "muzzy_bytes") < 0) {
+			table_free(t);
+			return -1;
 		}
 	}
+	return table_print(t);
+}
+
+/*
+ * The report for people: comparable fields, then the specific scalars
+ * and, for glibc and jemalloc, one row per arena. With a table option
+ * (-o, -n, -r): the arenas alone.
+ */
+static int print_table(FILE *fp, const struct opts *o, json_t *j)
+{
+	static const struct table_col kv_cols[] = {
+		{"FIELD", 1, 0, ""},
+		{"VALUE", 0.3, 0, ""},
+	};
+	static const struct table_spec kv = {kv_cols, 2, "FIELD,VALUE"};
+	struct table_opts bare = {.noheadings = true};
+	json_t *spec = json_object_get(j, "specific");
+	struct table *t;
+
+	if (o->only_table)
+		return print_arenas(fp, &o->d.table, j);
+	t = table_new(&kv, &bare, fp);
+	if (!t)
+		return -1;
+	if (table_row(t) < 0 || table_set(t, 0, "pid") < 0 ||
+	    table_setf(t, 1, "%d", (int)allocinfo_int(j, "pid")) < 0 ||
+	    print_value(t, "program", json_object_get(j, "program")) < 0 ||
+	    print_value(t, "allocator", json_object_get(j, "allocator")) < 0 ||
+	    print_value(t, "allocator_object",
+			json_object_get(j, "allocator_object")) < 0 ||
+	    print_object(t, NULL, json_object_get(j, "comparable")) < 0 ||
+	    /* What only this allocator has, named after it: "glibc.total..." */
+	    print_object(t,
+			 json_string_value(json_object_get(j, "allocator"))
+				 ?: "?",
+			 spec) < 0) {
+		table_free(t);
+		return -1;
+	}
+	if (table_print(t) < 0)
+		return -1;
+	fputc('\n', fp);
+	return print_arenas(fp, &o->d.table, j);
 }
 
 static void list_warn(void *ctx, const char *msg)
@@ -159,23 +240,38 @@ static void list_warn(void *ctx, const char *msg)
 	msg_warn("%s", msg);
 }
 
-static int list_agents(const struct opts *o)
+/* Row I of the list: agent I of the array CTX, with its stats. */
+static int list_row(struct table *t, size_t i, void *ctx)
 {
-	struct allocinfo_agent *a;
-	size_t n;
-	json_t *top, *arr;
-	int rc = 0;
+	const struct allocinfo_agent *a =
+		(const struct allocinfo_agent *)ctx + i;
+	const json_t *s = a->stats;
+	const char *prog = a->program[0] ? a->program : NULL;
+	const char *alloc = json_string_value(json_object_get(s, "allocator"));
+	int64_t bytes = allocinfo_int(s, "allocator_allocated_bytes");
 
-	if (allocinfo_list(&a, &n, o->timeout_ms, true, list_warn, NULL) < 0) {
-		msg_error_last("cannot list agents");
-		return PALLOC_EXIT_TROUBLE;
-	}
-	top = json_top_new("palloc-mallinfo-list");
-	arr = json_array();
+	if (table_setf(t, LCOL_PID, "%d", (int)a->pid) < 0 ||
+	    table_set(t, LCOL_PROGRAM, prog ? prog : "?") < 0 ||
+	    (a->exited ? table_setf(t, LCOL_STATE, "exited %d",
+				    (int)a->exit_status)
+		       : table_set(t, LCOL_STATE, a->state)) < 0 ||
+	    table_set(t, LCOL_ALLOCATOR,
+		      !s      ? "-"
+		      : alloc ? alloc
+			      : "?") < 0 ||
+	    (bytes >= 0 ? table_setf(t, LCOL_BYTES, "%lld", (long long)bytes)
+			: table_set(t, LCOL_BYTES, "-")) < 0 ||
+	    table_set(t, LCOL_RECORD, a->path[0] ? a->path : "-") < 0)
+		return -1;
+	return 0;
+}
+
+/* The list as palloc-mallinfo --json prints it. */
+static json_t *list_json(const struct allocinfo_agent *a, size_t n)
+{
+	json_t *top = json_top_new("palloc-mallinfo-list"), *arr = json_array();
+
 	json_set(top, "processes", arr);
-	if (!o->d.json)
-		printf("%8s  %-20s %-10s %-10s %16s\n", "PID", "PROGRAM",
-		       "STATE", "ALLOCATOR", "ALLOCATED_BYTES");
 	for (size_t i = 0; i < n; i++) {
 		const json_t *s = a[i].stats;
 		const char *prog = a[i].program[0] ? a[i].program : NULL;
@@ -183,7 +279,6 @@ static int list_agents(const struct opts *o)
 			json_string_value(json_object_get(s, "allocator"));
 		int64_t bytes = allocinfo_int(s, "allocator_allocated_bytes");
 		json_t *e = json_object();
-		char eprog[256], ealloc[64], state[32];
 
 		json_set(e, "pid", json_integer(a[i].pid));
 		json_set(e, "program", json_str_or_null(prog));
@@ -196,31 +291,29 @@ static int list_agents(const struct opts *o)
 		json_set(e, "record",
 			 json_str_or_null(a[i].path[0] ? a[i].path : NULL));
 		json_push(arr, e);
-		if (o->d.json)
-			continue;
-		/* the agent's words: any bytes its process chose */
-		msg_escape(prog ? prog : "?", eprog, sizeof(eprog));
-		msg_escape(alloc ? alloc : "?", ealloc, sizeof(ealloc));
-		if (a[i].exited)
-			snprintf(state, sizeof(state), "exited %d",
-				 (int)a[i].exit_status);
-		else
-			snprintf(state, sizeof(state), "%s", a[i].state);
-		if (bytes >= 0)
-			printf("%8d  %-20s %-10s %-10s %16lld\n", (int)a[i].pid,
-			       eprog, state, ealloc, (long long)bytes);
-		else
-			printf("%8d  %-20s %-10s %-10s %16s\n", (int)a[i].pid,
-			       eprog, state, s ? ealloc : "-", "-");
 	}
-	/* A write error is reported at exit (msg_init). */
-	if (o->d.json &&
-	    (json_failed() || json_print(stdout, top, JSON_INDENT(2)) < 0) &&
-	    !ferror(stdout)) {
-		msg_error_last("cannot print the list");
-		rc = PALLOC_EXIT_TROUBLE;
+	return top;
+}
+
+static int list_agents(const struct opts *o)
+{
+	struct allocinfo_agent *a;
+	size_t n;
+	json_t *top;
+	int rc = 0;
+
+	if (allocinfo_list(&a, &n, o->timeout_ms, true, list_warn, NULL) < 0) {
+		msg_error_last("cannot list agents");
+		return PALLOC_EXIT_TROUBLE;
 	}
-	json_decref(top);
+	if (o->d.json) {
+		top = list_json(a, n);
+		rc = cli_json_stdout(top, "the list");
+		json_decref(top);
+		allocinfo_agents_free(a, n);
+		return rc;
+	}
+	rc = cli_table_rows(&list_spec, &o->d.table, stdout, n, list_row, a);
 	allocinfo_agents_free(a, n);
 	return rc;
 }
@@ -256,11 +349,37 @@ static int report_once(void *ctx, bool first, FILE *fp)
 		json_decref(v.stats);
 	} else if (o->d.json || o->d.watch_ns) {
 		json_print(fp, j, o->d.watch_ns ? 0 : JSON_INDENT(2));
-	} else {
-		print_table(fp, j);
+	} else if (print_table(fp, o, j) < 0 && !ferror(fp)) {
+		msg_error("%s", msg_last());
+		json_decref(j);
+		return PALLOC_EXIT_TROUBLE;
 	}
 	json_decref(j);
 	return PALLOC_EXIT_OK;
+}
+
+static PALLOC_NORETURN void usage(void)
+{
+	fputs("Usage:\n"
+	      " palloc-mallinfo [options] [<pid>]\n"
+	      "\n"
+	      "Show the allocator's state (glibc, jemalloc, mimalloc, tcmalloc) of a\n"
+	      "process running the palloc agent; without <pid>, list those processes\n"
+	      "with their allocator.\n"
+	      "\n"
+	      "Options:\n"
+	      " -p, --pid <pid>          the process\n"
+	      "     --timeout <seconds>  accepted, no effect (nothing waits on the\n"
+	      "                            process)\n",
+	      stdout);
+	fputs(CLI_DATA_USAGE, stdout);
+	fputs(CLI_TABLE_USAGE, stdout);
+	fputs(CLI_OUTPUT_FILE_USAGE, stdout);
+	table_help(stdout, "Columns of the list (no <pid>)", &list_spec);
+	table_help(stdout, "Columns of a <pid>'s arenas", &glibc_spec);
+	cli_usage_end(
+		26,
+		"With <pid>, -o, -n or -r print the arenas' table alone.\n");
 }
 
 int main(int argc, char **argv)
@@ -303,6 +422,13 @@ int main(int argc, char **argv)
 		msg_usage(
 			PALLOC_EXIT_TROUBLE,
 			"--sysroot: palloc-mallinfo asks the agent, it reads no /proc");
+	if (o.d.table.bytes)
+		msg_usage(PALLOC_EXIT_TROUBLE,
+			  "--bytes: palloc-mallinfo prints bytes already");
+	o.only_table =
+		o.d.table.columns || o.d.table.noheadings || o.d.table.raw;
+	/* The arenas' columns are glibc's and jemalloc's together. */
+	cli_table_check(&o.d.table, o.pid ? &glibc_spec : &list_spec);
 	if (!o.pid) {
 		if (o.d.prom || o.d.watch_ns || o.d.output)
 			msg_usage(PALLOC_EXIT_TROUBLE, "missing pid operand");

@@ -7,31 +7,12 @@
 #include "num.h"
 #include "procfs.h"
 #include "prom.h"
+#include "table.h"
+
+#include <libsmartcols/libsmartcols.h>
 
 #include <getopt.h>
 #include <limits.h>
-
-static PALLOC_NORETURN void usage(void)
-{
-	fputs("Usage:\n"
-	      " palloc-smaps [options] [<pid>...]\n"
-	      "\n"
-	      "Show the memory the kernel charges to processes.\n"
-	      "Without a PID: every readable process, largest PSS first.\n"
-	      "\n"
-	      "Options:\n"
-	      " -p, --pid <pid>          show this process (may repeat)\n"
-	      " -m, --maps               mappings by kind and file\n"
-	      " -t, --top[=<n>]          with --maps: the N largest mappings (default 10)\n"
-	      " -j, --json               print JSON\n"
-	      "     --prom               print Prometheus text format\n"
-	      " -w, --watch <seconds>    a JSON line every SECONDS\n"
-	      " -c, --count <n>          with --watch: stop after N samples\n"
-	      "     --sysroot <dir>      read DIR/proc instead of /proc\n"
-	      " -o, --output <file>      write to FILE ('-': standard output)\n",
-	      stdout);
-	cli_usage_end(26, NULL);
-}
 
 struct mapping_group {
 	enum procfs_kind kind;
@@ -55,6 +36,8 @@ struct proc {
 struct opts {
 	struct cli_data d;
 	bool maps;
+	bool have_top;	 /* --top given: --maps's table is the mappings' */
+	bool only_table; /* -o, -n or -r: only the table they choose */
 	uint64_t top;
 	bool listing; /* no PID given: every process */
 	pid_t *pids;  /* the PIDs given, minus those that ended (--watch) */
@@ -308,102 +291,296 @@ static json_t *build_json(const struct opts *o, const struct proc *v, size_t n,
 	return top;
 }
 
-/* With PIDs: every rollup field the kernel printed, three to a line, then
- * the peak RSS from status. */
-static void print_rollup(FILE *fp, const struct proc *p)
+/* The columns of the process list: the first ones, then every smaps
+ * field in procfs.h's order (COL_FIELD + field). */
+enum {
+	COL_PID,
+	COL_USS,
+	COL_COMMAND,
+	COL_NAME,
+	COL_SOURCE,
+	COL_HWM,
+	COL_FIELD,
+};
+
+#define SZ(name, help)                                                         \
+	{                                                                      \
+		name, 1, SCOLS_FL_RIGHT, help                                  \
+	}
+static const struct table_col proc_cols[] = {
+	{"PID", 1, SCOLS_FL_RIGHT, "process ID"},
+	SZ("USS", "memory only this process maps (Private_Clean + _Dirty)"),
+	{"COMMAND", 0.3, SCOLS_FL_TRUNC, "command line (or name)"},
+	{"NAME", 1, SCOLS_FL_TRUNC, "command name (comm)"},
+	{"SOURCE", 1, 0, "smaps_rollup, or smaps summed on old kernels"},
+	SZ("HWM", "peak resident set size (VmHWM)"),
+	/* smaps_rollup's fields, in procfs.h's order */
+	SZ("RSS", "resident set size (Rss)"),
+	SZ("PSS", "proportional set size (Pss)"),
+	SZ("PSS-DIRTY", "Pss_Dirty"),
+	SZ("PSS-ANON", "Pss_Anon"),
+	SZ("PSS-FILE", "Pss_File"),
+	SZ("PSS-SHMEM", "Pss_Shmem"),
+	SZ("SHARED-CLEAN", "Shared_Clean"),
+	SZ("SHARED-DIRTY", "Shared_Dirty"),
+	SZ("PRIVATE-CLEAN", "Private_Clean"),
+	SZ("PRIVATE-DIRTY", "Private_Dirty"),
+	SZ("REFERENCED", "Referenced"),
+	SZ("ANON", "Anonymous"),
+	SZ("KSM", "KSM"),
+	SZ("LAZYFREE", "LazyFree"),
+	SZ("ANON-HUGE", "AnonHugePages"),
+	SZ("SHMEM-PMD", "ShmemPmdMapped"),
+	SZ("FILE-PMD", "FilePmdMapped"),
+	SZ("SHARED-HUGETLB", "Shared_Hugetlb"),
+	SZ("PRIVATE-HUGETLB", "Private_Hugetlb"),
+	SZ("SWAP", "swapped out (Swap)"),
+	SZ("SWAP-PSS", "SwapPss"),
+	SZ("LOCKED", "Locked"),
+};
+_Static_assert(ARRAY_SIZE(proc_cols) == COL_FIELD + PROCFS_NFIELDS,
+	       "a column for every smaps field");
+
+static const struct table_spec proc_spec = {
+	proc_cols,
+	ARRAY_SIZE(proc_cols),
+	"PID,USS,PSS,RSS,SWAP,COMMAND",
+};
+
+/* The columns of --maps: a group of mappings (by kind and file) or, with
+ * --top, one mapping. */
+enum {
+	MCOL_PID,
+	MCOL_KIND,
+	MCOL_MAPS,
+	MCOL_ADDRESS,
+	MCOL_PERMS,
+	MCOL_OFFSET,
+	MCOL_SIZE,
+	MCOL_RSS,
+	MCOL_PSS,
+	MCOL_USS,
+	MCOL_SWAP,
+	MCOL_ANON,
+	MCOL_PATH,
+};
+
+static const struct table_col map_cols[] = {
+	{"PID", 1, SCOLS_FL_RIGHT, "process ID"},
+	{"KIND", 1, 0, "heap, stack, anon, shmem, file or special"},
+	{"MAPS", 1, SCOLS_FL_RIGHT, "number of mappings (1 with --top)"},
+	{"ADDRESS", 1, 0, "start-end (with --top)"},
+	{"PERMS", 1, 0, "permissions (with --top)"},
+	{"OFFSET", 1, SCOLS_FL_RIGHT, "offset in the file (with --top)"},
+	SZ("SIZE", "virtual size"),
+	SZ("RSS", "resident set size"),
+	SZ("PSS", "proportional set size"),
+	SZ("USS", "Private_Clean + Private_Dirty"),
+	SZ("SWAP", "swapped out"),
+	SZ("ANON", "Anonymous"),
+	{"PATH", 0.3, SCOLS_FL_TRUNC, "file, or [heap], [stack]..."},
+};
+
+static const struct table_spec group_spec = {
+	map_cols,
+	ARRAY_SIZE(map_cols),
+	"KIND,MAPS,SIZE,RSS,PSS,SWAP,PATH",
+};
+
+static const struct table_spec top_spec = {
+	map_cols,
+	ARRAY_SIZE(map_cols),
+	"ADDRESS,PERMS,KIND,RSS,PSS,SWAP,PATH",
+};
+
+/* The table the table options (-o, -n, -r) apply to. */
+static const struct table_spec *chosen_spec(const struct opts *o)
 {
-	char a[CLI_HUMAN_MAX];
+	if (!o->maps)
+		return &proc_spec;
+	return o->have_top ? &top_spec : &group_spec;
+}
+
+/* One row of the process list. */
+static int proc_row(struct table *t, const struct proc *p)
+{
+	size_t f;
+
+	if (table_row(t) < 0 || table_setf(t, COL_PID, "%d", (int)p->pid) < 0 ||
+	    table_size(t, COL_USS, procfs_uss(&p->u)) < 0 ||
+	    table_set(t, COL_COMMAND, p->cmdline ? p->cmdline : p->comm) < 0 ||
+	    table_set(t, COL_NAME, p->comm) < 0 ||
+	    table_set(t, COL_SOURCE, p->summed ? "smaps" : "smaps_rollup") < 0)
+		return -1;
+	if (p->st.have & (1u << PROCFS_ST_VM_HWM) &&
+	    table_size(t, COL_HWM, p->st.v[PROCFS_ST_VM_HWM]) < 0)
+		return -1;
+	for (f = 0; f < PROCFS_NFIELDS; f++)
+		if ((procfs_has(&p->u, f) || f == PROCFS_SWAP) &&
+		    table_size(t, COL_FIELD + (int)f, p->u.v[f]) < 0)
+			return -1;
+	return 0;
+}
+
+/* One row of --maps: the cells a group and a mapping share. */
+static int map_row(struct table *t, const struct proc *p, enum procfs_kind kind,
+		   const char *path, uint64_t count, uint64_t size,
+		   const struct procfs_usage *u)
+{
+	if (table_row(t) < 0 ||
+	    table_setf(t, MCOL_PID, "%d", (int)p->pid) < 0 ||
+	    table_set(t, MCOL_KIND, procfs_kind_name(kind)) < 0 ||
+	    table_setf(t, MCOL_MAPS, "%llu", (unsigned long long)count) < 0 ||
+	    table_size(t, MCOL_SIZE, size) < 0 ||
+	    table_size(t, MCOL_RSS, u->v[PROCFS_RSS]) < 0 ||
+	    table_size(t, MCOL_PSS, u->v[PROCFS_PSS]) < 0 ||
+	    table_size(t, MCOL_USS, procfs_uss(u)) < 0 ||
+	    table_size(t, MCOL_SWAP, u->v[PROCFS_SWAP]) < 0 ||
+	    table_size(t, MCOL_ANON, u->v[PROCFS_ANONYMOUS]) < 0 ||
+	    table_set(t, MCOL_PATH, path) < 0)
+		return -1;
+	return 0;
+}
+
+/* A row of the mapping M, with its address, permissions and offset. */
+static int mapping_row(struct table *t, const struct proc *p,
+		       const struct procfs_mapping *m)
+{
+	if (map_row(t, p, m->kind, m->path, 1, m->end - m->start, &m->usage) <
+		    0 ||
+	    table_setf(t, MCOL_ADDRESS, "%llx-%llx",
+		       (unsigned long long)m->start,
+		       (unsigned long long)m->end) < 0 ||
+	    table_set(t, MCOL_PERMS, m->perms) < 0 ||
+	    table_setf(t, MCOL_OFFSET, "%llx", (unsigned long long)m->offset) <
+		    0)
+		return -1;
+	return 0;
+}
+
+/* --maps of the processes V[0..N) as one table of SPEC, with O's table
+ * options: the groups, or with TOP the largest mappings of each. */
+static int print_maps(FILE *fp, const struct table_spec *spec,
+		      const struct table_opts *to, uint64_t top,
+		      const struct proc *v, size_t n, bool tops)
+{
+	struct table *t = table_new(spec, to, fp);
+	size_t i, j;
+
+	if (!t)
+		return -1;
+	for (i = 0; i < n; i++) {
+		const struct procfs_mapping **m;
+		size_t nm = 0;
+
+		for (j = 0; !tops && j < v[i].ngroups; j++)
+			if (map_row(t, &v[i], v[i].groups[j].kind,
+				    v[i].groups[j].path, v[i].groups[j].count,
+				    v[i].groups[j].size, &v[i].groups[j].u) < 0)
+				goto fail;
+		if (!tops)
+			continue;
+		m = top_maps(&v[i], top, &nm);
+		if (!m) {
+			msg_set("out of memory");
+			goto fail;
+		}
+		for (j = 0; j < nm; j++)
+			if (mapping_row(t, &v[i], m[j]) < 0) {
+				free(m);
+				goto fail;
+			}
+		free(m);
+	}
+	return table_print(t);
+fail:
+	table_free(t);
+	return -1;
+}
+
+/* With PIDs and no table option: every rollup field the kernel printed,
+ * three to a line, then the peak RSS from status. */
+static int print_rollup(FILE *fp, const struct table_opts *to,
+			const struct proc *p)
+{
+	static const struct table_col cols[] = {
+		{"F1", 1, 0, ""}, {"V1", 1, SCOLS_FL_RIGHT, ""},
+		{"F2", 1, 0, ""}, {"V2", 1, SCOLS_FL_RIGHT, ""},
+		{"F3", 1, 0, ""}, {"V3", 1, SCOLS_FL_RIGHT, ""},
+	};
+	static const struct table_spec spec = {cols, ARRAY_SIZE(cols),
+					       "F1,V1,F2,V2,F3,V3"};
+	struct table_opts ro = {.noheadings = true, .bytes = to->bytes};
+	struct table *t;
 	size_t f, col = 0;
 
 	fprintf(fp, "\nPID %d (%s) from %s:\n", (int)p->pid, p->comm,
 		p->summed ? "smaps" : "smaps_rollup");
+	t = table_new(&spec, &ro, fp);
+	if (!t)
+		return -1;
 	for (f = 0; f < PROCFS_NFIELDS; f++) {
 		if (!procfs_has(&p->u, f))
 			continue;
-		fprintf(fp, "  %-15s%10s", procfs_field_kernel_name(f),
-			cli_human(a, sizeof(a), p->u.v[f]));
-		if (++col == 3) {
-			fputc('\n', fp);
-			col = 0;
-		}
+		if ((col == 0 && table_row(t) < 0) ||
+		    table_set(t, (int)col, procfs_field_kernel_name(f)) < 0 ||
+		    table_size(t, (int)col + 1, p->u.v[f]) < 0)
+			goto fail;
+		col = (col + 2) % 6;
 	}
-	if (col)
-		fputc('\n', fp);
-	if (p->st.have & (1u << PROCFS_ST_VM_HWM))
-		fprintf(fp, "  %-15s%10s\n", "VmHWM (peak)",
-			cli_human(a, sizeof(a), p->st.v[PROCFS_ST_VM_HWM]));
+	if (p->st.have & (1u << PROCFS_ST_VM_HWM) &&
+	    (table_row(t) < 0 || table_set(t, 0, "VmHWM (peak)") < 0 ||
+	     table_size(t, 1, p->st.v[PROCFS_ST_VM_HWM]) < 0))
+		goto fail;
+	return table_print(t);
+fail:
+	table_free(t);
+	return -1;
 }
 
-static void print_table(FILE *fp, const struct opts *o, const struct proc *v,
-			size_t n)
+/*
+ * The tables for people. With a table option (-o, -n, -r): the one table
+ * they choose (chosen_spec), else the process list, each process's rollup
+ * when PIDs were given, and with --maps each one's groups and largest
+ * mappings, titled.
+ */
+static int print_table(FILE *fp, const struct opts *o, const struct proc *v,
+		       size_t n)
 {
-	char a[CLI_HUMAN_MAX], b[CLI_HUMAN_MAX], c[CLI_HUMAN_MAX],
-		d[CLI_HUMAN_MAX];
-	size_t i, j;
+	const struct table_opts *to = &o->d.table;
+	struct table *t;
+	size_t i;
 
-	fprintf(fp, "%8s %10s %10s %10s %10s %s\n", "PID", "USS", "PSS", "RSS",
-		"SWAP", "COMMAND");
-	for (i = 0; i < n; i++) {
-		const struct proc *p = &v[i];
-
-		fprintf(fp, "%8d %10s %10s %10s %10s %s\n", (int)p->pid,
-			cli_human(a, sizeof(a), procfs_uss(&p->u)),
-			cli_human(b, sizeof(b), p->u.v[PROCFS_PSS]),
-			cli_human(c, sizeof(c), p->u.v[PROCFS_RSS]),
-			cli_human(d, sizeof(d), p->u.v[PROCFS_SWAP]),
-			p->cmdline ? p->cmdline : p->comm);
-	}
+	if (o->only_table && o->maps)
+		return print_maps(fp, chosen_spec(o), to, o->top, v, n,
+				  o->have_top);
+	t = table_new(&proc_spec, to, fp);
+	if (!t)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (proc_row(t, &v[i]) < 0) {
+			table_free(t);
+			return -1;
+		}
+	if (table_print(t) < 0)
+		return -1;
+	if (o->only_table)
+		return 0;
 	for (i = 0; i < n && !o->listing; i++)
-		print_rollup(fp, &v[i]);
-	if (!o->maps)
-		return;
-	for (i = 0; i < n; i++) {
-		const struct proc *p = &v[i];
-		const struct procfs_mapping **m;
-		size_t nm = 0;
-
-		fprintf(fp, "\nPID %d (%s) by kind and file:\n", (int)p->pid,
-			p->comm);
-		fprintf(fp, "%-8s %6s %10s %10s %10s %10s %s\n", "KIND", "MAPS",
-			"SIZE", "RSS", "PSS", "SWAP", "PATH");
-		for (j = 0; j < p->ngroups; j++) {
-			const struct mapping_group *g = &p->groups[j];
-
-			fprintf(fp, "%-8s %6llu %10s %10s %10s %10s %s\n",
-				procfs_kind_name(g->kind),
-				(unsigned long long)g->count,
-				cli_human(a, sizeof(a), g->size),
-				cli_human(b, sizeof(b), g->u.v[PROCFS_RSS]),
-				cli_human(c, sizeof(c), g->u.v[PROCFS_PSS]),
-				cli_human(d, sizeof(d), g->u.v[PROCFS_SWAP]),
-				g->path ? g->path : "");
-		}
-		m = top_maps(p, o->top, &nm);
-		if (!m)
-			continue;
-		fprintf(fp, "\nPID %d (%s) largest mappings:\n", (int)p->pid,
-			p->comm);
-		fprintf(fp, "%-33s %-4s %-8s %10s %10s %10s %s\n", "ADDRESS",
-			"PERM", "KIND", "RSS", "PSS", "SWAP", "PATH");
-		for (j = 0; j < nm; j++) {
-			char range[40];
-
-			snprintf(range, sizeof(range), "%llx-%llx",
-				 (unsigned long long)m[j]->start,
-				 (unsigned long long)m[j]->end);
-			fprintf(fp, "%-33s %-4s %-8s %10s %10s %10s %s\n",
-				range, m[j]->perms,
-				procfs_kind_name(m[j]->kind),
-				cli_human(a, sizeof(a),
-					  m[j]->usage.v[PROCFS_RSS]),
-				cli_human(b, sizeof(b),
-					  m[j]->usage.v[PROCFS_PSS]),
-				cli_human(c, sizeof(c),
-					  m[j]->usage.v[PROCFS_SWAP]),
-				m[j]->path ? m[j]->path : "");
-		}
-		free(m);
+		if (print_rollup(fp, to, &v[i]) < 0)
+			return -1;
+	for (i = 0; o->maps && i < n; i++) {
+		fprintf(fp, "\nPID %d (%s) by kind and file:\n", (int)v[i].pid,
+			v[i].comm);
+		if (print_maps(fp, &group_spec, to, o->top, &v[i], 1, false) <
+		    0)
+			return -1;
+		fprintf(fp, "\nPID %d (%s) largest mappings:\n", (int)v[i].pid,
+			v[i].comm);
+		if (print_maps(fp, &top_spec, to, o->top, &v[i], 1, true) < 0)
+			return -1;
 	}
+	return 0;
 }
 
 static int print_prom(FILE *fp, const struct opts *o, const struct proc *v,
@@ -529,14 +706,43 @@ static int run_once(void *ctx, bool first, FILE *fp)
 			msg_error("%s", msg_last());
 			rc = PALLOC_EXIT_TROUBLE;
 		}
-	} else {
-		print_table(fp, o, v, n);
+	} else if (print_table(fp, o, v, n) < 0 && !ferror(fp)) {
+		msg_error("%s", msg_last());
+		rc = PALLOC_EXIT_TROUBLE;
 	}
 out:
 	for (i = 0; i < n; i++)
 		proc_free(&v[i]);
 	free(v);
 	return rc;
+}
+
+static PALLOC_NORETURN void usage(void)
+{
+	fputs("Usage:\n"
+	      " palloc-smaps [options] [<pid>...]\n"
+	      "\n"
+	      "Show the memory the kernel charges to processes.\n"
+	      "Without a PID: every readable process, largest PSS first.\n"
+	      "\n"
+	      "Options:\n"
+	      " -p, --pid <pid>          show this process (may repeat)\n"
+	      " -m, --maps               mappings by kind and file\n"
+	      " -t, --top[=<n>]          with --maps: the N largest mappings (default 10)\n",
+	      stdout);
+	fputs(CLI_TABLE_USAGE, stdout);
+	fputs(CLI_BYTES_USAGE, stdout);
+	fputs(CLI_DATA_USAGE, stdout);
+	fputs("     --sysroot <dir>      read DIR/proc instead of /proc\n",
+	      stdout);
+	fputs(CLI_OUTPUT_FILE_USAGE, stdout);
+	table_help(stdout, "Columns of the process list", &proc_spec);
+	table_help(stdout, "Columns of --maps (groups; with --top, mappings)",
+		   &group_spec);
+	cli_usage_end(
+		26,
+		"With -o, -n or -r only that table prints: the process list, or with\n"
+		"--maps the groups by kind and file, or with --maps --top the mappings.\n");
 }
 
 int main(int argc, char **argv)
@@ -549,7 +755,6 @@ int main(int argc, char **argv)
 		CLI_END_LONGOPTS,
 	};
 	struct opts o = {.top = 10};
-	bool have_top = false;
 	pid_t *pids;
 	size_t npids = 0;
 	int c, rc;
@@ -562,8 +767,7 @@ int main(int argc, char **argv)
 		return PALLOC_EXIT_TROUBLE;
 	}
 	opterr = 0;
-	/* -n <n>: --top's older spelling, kept for scripts. */
-	while ((c = getopt_long(argc, argv, ":p:mt::n:" CLI_DATA_SHORTOPTS "hV",
+	while ((c = getopt_long(argc, argv, ":p:mt::" CLI_DATA_SHORTOPTS "hV",
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -573,9 +777,8 @@ int main(int argc, char **argv)
 			o.maps = true;
 			break;
 		case 't':
-		case 'n':
 			cli_top(argc, argv, optarg, true, UINT64_MAX, &o.top);
-			have_top = true;
+			o.have_top = true;
 			break;
 		default:
 			if (!cli_data_opt(&o.d, c, optarg))
@@ -585,8 +788,11 @@ int main(int argc, char **argv)
 	for (; optind < argc; optind++)
 		pids[npids++] = cli_pid(argv[optind]);
 	cli_data_check(&o.d);
-	if (have_top && !o.maps)
+	if (o.have_top && !o.maps)
 		msg_usage(PALLOC_EXIT_TROUBLE, "--top needs --maps");
+	cli_table_check(&o.d.table, chosen_spec(&o));
+	o.only_table =
+		o.d.table.columns || o.d.table.noheadings || o.d.table.raw;
 
 	o.listing = npids == 0;
 	o.pids = pids;

@@ -1,13 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# One grammar for the data commands ("One CLI grammar"): -j/--json
-# everywhere, one -t/--top[=<n>] (with -n <n> kept where it was the
-# spelling), one wording for the shared usage errors, and a write error on
-# standard output is exit 2 with one line, whatever the command.
+# One grammar for the data commands: -j/--json everywhere, one
+# -t/--top[=<n>], one wording for the shared usage errors, a write error
+# on standard output is exit 2 with one line, whatever the command, and
+# every table for people through libsmartcols with util-linux's options
+# (-o/--output COLUMNS, or --columns where -o is a file; -n/--noheadings,
+# -r/--raw; widths that fit the terminal).
 . "$top_srcdir/t/lib.sh"
 need jq pprof-gen diff-mkprof
 [ -c /dev/full ] || skip_all "no /dev/full"
-plan 51
+plan 64
 
 F=$top_srcdir/t/fixtures
 pprof-gen known prof.pb.gz >/dev/null 2>&1 || {
@@ -70,8 +72,9 @@ for c in smaps cgroup explain mallinfo dump diff; do
 	full "palloc-$c -j >/dev/full: exit 2, one line" "$@" -j
 done
 
-# 25-36: the --top forms agree; -n is --top's older spelling where it was
-# the option (smaps, explain).
+# 25-36: the --top forms agree. (-n was --top's older spelling in
+# palloc-smaps and palloc-explain: it is -n/--noheadings now, as in
+# util-linux, and no longer checked here.)
 top_forms() {
 	_c=$1 _cmd=$2
 	shift 2
@@ -81,10 +84,8 @@ top_forms() {
 		"$_cmd" $_f "$@" >top.got 2>top.err && cmp -s top.want top.got ||
 			{ echo "# $_f differs"; return 1; }
 	done
-	[ "$_c" = smaps ] || [ "$_c" = explain ] || return 0
-	"$_cmd" -n 1 "$@" >top.got && cmp -s top.want top.got
 }
-check "palloc-smaps --maps: --top=1, --top 1, -t 1, -t1, -n 1 agree" \
+check "palloc-smaps --maps: --top=1, --top 1, -t 1, -t1 agree" \
 	top_forms smaps palloc-smaps --sysroot "$F/sysroot-nosmapsrollup" \
 	--maps 500
 check "palloc-smaps --top 1 lists one mapping" \
@@ -153,8 +154,74 @@ check "palloc-cgroup, -smaps and -explain print sizes as '100.0 MiB'" sh -c "
 	palloc-cgroup --sysroot '$F/sysroot-cgroup2' -p 100 |
 		grep -qx 'usage: *100.0 MiB' &&
 	palloc-smaps --sysroot '$F/sysroot-cgroup2' 200 |
-		grep -Eq '^ +200 +500.0 KiB +800.0 KiB +2.0 MiB +0 B /bin/sh\$' &&
+		grep -Eq '^ *200 +500.0 KiB +800.0 KiB +2.0 MiB +0 B /bin/sh\$' &&
 	palloc-explain --sysroot '$F/sysroot-explain' /sys/fs/cgroup/app |
 		grep -q 'usage 94.0 MiB, working set 78.0 MiB'"
+
+# 51-: the tables, through libsmartcols with util-linux's options.
+check "palloc-smaps -n -o pid,pss PID: two columns, no header" sh -c "
+	$smaps -n -o pid,pss >t.out && [ \$(wc -l <t.out) -eq 1 ] &&
+	grep -Eqx ' *100 +3.4 MiB' t.out &&
+	$smaps -n -r -o pid,pss | grep -qxF '100 3.4\\x20MiB' &&
+	$smaps -n -b -o PID,Pss | grep -Eqx ' *100 +3584000'"
+check "palloc-smaps -o +COLS adds to the default columns" sh -c "
+	$smaps -o +name,hwm | head -1 |
+		grep -Eqx ' *PID +USS +PSS +RSS +SWAP +COMMAND +NAME +HWM'"
+check "palloc-smaps --help lists the columns with a line each" sh -c "
+	palloc-smaps --help >h.out &&
+	grep -q '^Columns of the process list:' h.out &&
+	grep -Eq '^ +PSS  proportional set size' h.out &&
+	grep -Eq '^ +PATH  file' h.out"
+# tables OPT COL CMD...: CMD's table with OPT COL (-o, or --columns
+# where -o is a file) has one word a row and its header above the rows;
+# -n leaves the header out, -r aligns nothing; an unknown column is one
+# line, exit 2, nothing on stdout. A table without rows prints nothing.
+tables() {
+	_o=$1 _cols=$2
+	shift 2
+	"$@" -n $_o "$_cols" >n.out 2>n.err && [ ! -s n.err ] &&
+		awk 'NF != 1 { exit 1 }' n.out ||
+		{ echo "# -n $_o $_cols: $(head -2 n.out n.err)"; return 1; }
+	"$@" $_o "$_cols" >c.out 2>c.err &&
+		{ [ ! -s n.out ] ||
+			tail -n "$(wc -l <n.out)" c.out | cmp -s - n.out &&
+			grep -qix " *$_cols" c.out; } ||
+		{ echo "# $_o $_cols: $(head -3 c.out c.err)"; return 1; }
+	"$@" -r >r.out && ! head -1 r.out | grep -q '  ' ||
+		{ echo "# -r: $(head -2 r.out)"; return 1; }
+	"$@" $_o "$_cols,nosuch" >u.out 2>u.err
+	_rc=$?
+	[ $_rc -eq 2 ] && [ ! -s u.out ] && [ "$(wc -l <u.err)" -eq 1 ] &&
+		grep -qx "${1##*/}: unknown column 'nosuch'" u.err ||
+		{ echo "# unknown column: exit $_rc, $(cat u.err)"; return 1; }
+}
+check "palloc-smaps: -o, -n, -r, unknown column" tables -o pid $smaps
+check "palloc-smaps --maps: -o, -n, -r, unknown column" \
+	tables -o kind palloc-smaps --sysroot "$F/sysroot-nosmapsrollup" --maps 500
+check "palloc-cgroup: -o, -n, -r, unknown column" tables -o path $cgroup
+check "palloc-explain: -o, -n, -r, unknown column" tables -o part $explain
+check "palloc-mallinfo: -o, -n, -r, unknown column" tables -o pid $mallinfo
+check "palloc-dump (the list): --columns, -n, -r, unknown column" \
+	tables --columns pid palloc-dump --timeout 1
+check "palloc-dump --top: --columns, -n, -r, unknown column" \
+	tables --columns flat $dump --top
+check "palloc-diff --top: --columns, -n, -r, unknown column" \
+	tables --columns name $diff --top
+check "the table options are for the table: --json with -o is refused" \
+	usage_err palloc-cgroup "--output, --noheadings, --raw and --bytes are for the table" \
+	--sysroot "$F/sysroot-cgroup2" -p 100 --json -o usage
+# On a terminal the table fits its width (libsmartcols truncates the
+# columns that may be); into a file, nothing is cut.
+if command -v script >/dev/null 2>&1; then
+	parts="$explain -o layer,part,bytes,percent,basis,what"
+	script -qc "stty cols 60; $parts" /dev/null | tr -d '\r' >tty.out
+	$parts >file.out
+	check "a table on a 60-column terminal fits in 60 columns" sh -c "
+		[ \$(wc -l <tty.out) -eq \$(wc -l <file.out) ] &&
+		[ \$(awk '{ print length }' tty.out | sort -n | tail -1) -le 60 ] &&
+		[ \$(awk '{ print length }' file.out | sort -n | tail -1) -gt 60 ]"
+else
+	skip "script (bsdutils) not installed"
+fi
 
 done_testing

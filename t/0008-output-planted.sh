@@ -10,14 +10,16 @@
 need mkfifo pprof-gen timeout
 pprof-gen known base.pb.gz >/dev/null 2>&1 || { echo "Bail out! pprof-gen"; exit 1; }
 
-# The commands, each writing with -o OUT ("@" is replaced by OUT).
+# The commands, each writing with -o OUT, or --output-file OUT for the
+# view commands whose -o names the table's columns ("@" is replaced by
+# OUT).
 cmds="palloc-dump -o @ base.pb.gz
 palloc-dump --stats -o @ $$
 palloc-diff -o @ base.pb.gz base.pb.gz
-palloc-smaps -o @ $$
-palloc-explain -o @ $$
-palloc-mallinfo -o @ $$
-palloc-cgroup -o @ $$"
+palloc-smaps --output-file @ $$
+palloc-explain --output-file @ $$
+palloc-mallinfo --output-file @ $$
+palloc-cgroup --output-file @ $$"
 ncmd=$(printf '%s\n' "$cmds" | wc -l)
 kinds="fifo link sock dev"
 plan $((ncmd * 4 * 2 + 4))

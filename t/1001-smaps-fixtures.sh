@@ -24,33 +24,34 @@ cat >want <<'EOT'
 EOT
 check "status fields in bytes" diff -u want got
 
-# 3. The listing: largest PSS first, and the table for people.
+# 3. The listing: largest PSS first, and the table for people (through
+# libsmartcols: columns as wide as their widest cell).
 palloc-smaps --sysroot "$F/sysroot-cgroup2" --json >all.json
 check "listing sorted by PSS: 100 then 200" jqe \
 	'[.processes[].pid] == [100, 200] and .denied_count == 0' all.json
 palloc-smaps --sysroot "$F/sysroot-cgroup2" >table
 cat >want <<'EOT'
-     PID        USS        PSS        RSS       SWAP COMMAND
-     100    3.0 MiB    3.4 MiB    4.9 MiB   64.0 KiB /usr/bin/app --serve
-     200  500.0 KiB  800.0 KiB    2.0 MiB        0 B /bin/sh
+PID       USS       PSS     RSS     SWAP COMMAND
+100   3.0 MiB   3.4 MiB 4.9 MiB 64.0 KiB /usr/bin/app --serve
+200 500.0 KiB 800.0 KiB 2.0 MiB      0 B /bin/sh
 EOT
 check "table" diff -u want table
 
 palloc-smaps --sysroot "$F/sysroot-cgroup2" 100 >pidtable
 cat >want <<'EOT'
-     PID        USS        PSS        RSS       SWAP COMMAND
-     100    3.0 MiB    3.4 MiB    4.9 MiB   64.0 KiB /usr/bin/app --serve
+PID     USS     PSS     RSS     SWAP COMMAND
+100 3.0 MiB 3.4 MiB 4.9 MiB 64.0 KiB /usr/bin/app --serve
 
 PID 100 (app) from smaps_rollup:
-  Rss               4.9 MiB  Pss               3.4 MiB  Pss_Dirty         2.7 MiB
-  Pss_Anon          2.9 MiB  Pss_File        400.0 KiB  Pss_Shmem       100.0 KiB
-  Shared_Clean      1.8 MiB  Shared_Dirty    100.0 KiB  Private_Clean   300.0 KiB
-  Private_Dirty     2.7 MiB  Referenced        4.8 MiB  Anonymous         2.9 MiB
-  KSM                   0 B  LazyFree              0 B  AnonHugePages     2.0 MiB
-  ShmemPmdMapped        0 B  FilePmdMapped         0 B  Shared_Hugetlb        0 B
-  Private_Hugetlb       0 B  Swap             64.0 KiB  SwapPss          64.0 KiB
-  Locked                0 B
-  VmHWM (peak)      5.9 MiB
+Rss             4.9 MiB Pss             3.4 MiB Pss_Dirty        2.7 MiB
+Pss_Anon        2.9 MiB Pss_File      400.0 KiB Pss_Shmem      100.0 KiB
+Shared_Clean    1.8 MiB Shared_Dirty  100.0 KiB Private_Clean  300.0 KiB
+Private_Dirty   2.7 MiB Referenced      4.8 MiB Anonymous        2.9 MiB
+KSM                 0 B LazyFree            0 B AnonHugePages    2.0 MiB
+ShmemPmdMapped      0 B FilePmdMapped       0 B Shared_Hugetlb       0 B
+Private_Hugetlb     0 B Swap           64.0 KiB SwapPss         64.0 KiB
+Locked              0 B
+VmHWM (peak)    5.9 MiB
 EOT
 check "table with a PID: every rollup field and the peak" diff -u want pidtable
 
@@ -100,7 +101,7 @@ palloc-smaps --sysroot "$F/sysroot-nosmapsrollup" --prom --maps >maps.prom
 promtool_ok "--prom (and --maps) pass promtool check metrics" out.prom \
 	maps.prom
 
-# 7. -o writes the same bytes as stdout.
-palloc-smaps --sysroot "$F/sysroot-cgroup2" --prom -o file.prom
-check "-o FILE: same output as stdout" cmp out.prom file.prom
+# 7. --output-file writes the same bytes as stdout.
+palloc-smaps --sysroot "$F/sysroot-cgroup2" --prom --output-file file.prom
+check "--output-file FILE: same output as stdout" cmp out.prom file.prom
 done_testing

@@ -78,6 +78,6 @@ check "--watch with --prom: usage error" usage_fails palloc-smaps \
 	--watch 1 --prom
 
 # -o FILE on error: neither the file nor a temporary one is left behind.
-palloc-smaps -o never.json --json 2147483647 2>/dev/null
-check "-o FILE: no file on error" [ -z "$(ls never.json* 2>/dev/null)" ]
+palloc-smaps --output-file never.json --json 2147483647 2>/dev/null
+check "--output-file FILE: no file on error" [ -z "$(ls never.json* 2>/dev/null)" ]
 done_testing

@@ -69,8 +69,8 @@ check "--no-agent: the heap is null, the kernel layers add up" \
 	and (.parts[] | select(.name == "anonymous_unattributed") | .bytes) > 0
 	and ([.parts[].bytes // 0] | add) + .unexplained_bytes == .rss_bytes' \
 	noagent.json
-palloc-explain -o out.json --json $pid
-check "-o FILE" jqe '.format == "palloc-explain" and .format_version == 1
+palloc-explain --output-file out.json --json $pid
+check "--output-file FILE" jqe '.format == "palloc-explain" and .format_version == 1
 	and (keys_unsorted[0:2] == ["format", "format_version"])' out.json
 stop_workload
 

@@ -53,6 +53,6 @@ fails "--watch on no such process" "no such process" \
 check "two arguments: usage error" usage_fails palloc-cgroup 1 2
 check "--json --prom: usage error" usage_fails palloc-cgroup --json --prom
 check "unknown option: usage error" usage_fails palloc-cgroup --frobnicate
-palloc-cgroup -o never.json --json 2147483647 2>/dev/null
-check "-o FILE: no file on error" [ -z "$(ls never.json* 2>/dev/null)" ]
+palloc-cgroup --output-file never.json --json 2147483647 2>/dev/null
+check "--output-file FILE: no file on error" [ -z "$(ls never.json* 2>/dev/null)" ]
 done_testing

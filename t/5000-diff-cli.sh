@@ -38,16 +38,17 @@ expect_fail 2 palloc-diff --bogus base.pb.gz new.pb.gz >u.out 2>u.err &&
 	ok "usage errors exit 2, nothing on stdout" ||
 	not_ok "usage errors exit 2, nothing on stdout"
 
-# 4: the table, exact
+# 4: the table, exact (libsmartcols' columns, as wide as their widest
+# cell, and "name" over the names)
 palloc-diff --top base.pb.gz new.pb.gz >top.out 2>top.err
 cat >top.want <<'W'
 Type: inuse_space
 Showing nodes accounting for 2MB, 5548.93% of 36.84kB total
-      flat  flat%   sum%        cum   cum%
-       2MB 5559.79% 5559.79%        2MB 5559.79%  leak
-      -4kB 10.86% 5548.93%       -4kB 10.86%  shrink
-         0     0% 5548.93%        2MB 5548.93%  libc.so.6+0x29234
-         0     0% 5548.93%        2MB 5548.93%  main
+flat    flat%     sum%  cum     cum% name
+ 2MB 5559.79% 5559.79%  2MB 5559.79% leak
+-4kB   10.86% 5548.93% -4kB   10.86% shrink
+   0       0% 5548.93%  2MB 5548.93% libc.so.6+0x29234
+   0       0% 5548.93%  2MB 5548.93% main
 W
 diff -u top.want top.out && [ ! -s top.err ] &&
 	ok "--top: leak first, libc matched by offset across ASLR" ||
@@ -183,7 +184,7 @@ palloc-diff --json two.pb.gz base.pb.gz >t2.json 2>/dev/null &&
 # 30: --top N limits the rows and says so
 palloc-diff --top 1 base.pb.gz new.pb.gz >t1.out &&
 	grep -q "^Showing top 1 nodes out of 4$" t1.out &&
-	[ "$(grep -c '  leak$' t1.out)" -eq 1 ] && [ "$(wc -l <t1.out)" -eq 5 ] &&
+	[ "$(grep -c ' leak$' t1.out)" -eq 1 ] && [ "$(wc -l <t1.out)" -eq 5 ] &&
 	ok "--top 1" || not_ok "--top 1"
 # 31: a symbolized and an unsymbolized profile cannot match: a warning
 diff-mkprof raw.pb.gz <<'P' || exit 99

@@ -83,9 +83,9 @@ palloc-diff --json b0.pb.gz l0.pb.gz >l.json 2>l.err &&
 # 7: --top: the noise line, the columns, the marks
 palloc-diff --top b0.pb.gz l0.pb.gz >top.out 2>top.err &&
 	sed -n 3p top.out | grep -q '^Sampling noise: total change .* (3 sigma); rows marked ~ changed within it$' &&
-	sed -n 4p top.out | grep -q ' flat3sd  *cum3sd$' &&
+	sed -n 4p top.out | grep -q ' flat3sd  *cum3sd  *name$' &&
 	[ "$(grep -c ' ~ diff-noise+0x' top.out)" -ge 1 ] &&
-	grep -q '  +-[0-9.]*MB    diff-noise+0x' top.out &&
+	grep -q '  +-[0-9.]*MB   diff-noise+0x' top.out &&
 	ok "--top: noise line, flat3sd/cum3sd, ~ on the rows within noise" ||
 	{ not_ok "--top: noise line, flat3sd/cum3sd, ~ on the rows within noise"; diag "$(cat top.out top.err)"; }
 
@@ -155,7 +155,7 @@ grew=$(jq -r .growth_bytes e.json)
 	ok "rate 1: the gate trips at the byte, as the raw gate" ||
 	not_ok "rate 1: the gate trips at the byte, as the raw gate"
 palloc-diff --top e0.pb.gz e1.pb.gz >et.out &&
-	sed -n 3p et.out | grep -q '^      flat  flat%   sum%        cum   cum%$' &&
+	sed -n 3p et.out | grep -q '^ *flat  *flat%  *sum%  *cum  *cum%  *name$' &&
 	! grep -q '~\|sigma' et.out &&
 	ok "rate 1: the table is pprof's" || { not_ok "rate 1: the table is pprof's"; diag "$(cat et.out)"; }
 done_testing

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Shared command-side helpers for palloc-smaps, palloc-cgroup and kin. */
 #include "cli.h"
+#include "json.h"
 #include "msg_cli.h"
 #include "num.h"
 #include "outfile.h"
@@ -8,6 +9,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 int cli_parse_pid(const char *s, pid_t *pid)
@@ -116,12 +118,99 @@ bool cli_data_opt(struct cli_data *d, int c, const char *arg)
 	case CLI_OPT_SYSROOT:
 		d->root = arg;
 		return true;
-	case 'o':
+	case CLI_OPT_OUTPUT_FILE:
 		d->output = arg;
 		return true;
+	case 'b':
+		d->table.bytes = true;
+		return true;
 	default:
-		return false;
+		return cli_table_opt(&d->table, 'o', c, arg);
 	}
+}
+
+bool cli_table_opt(struct table_opts *t, int val, int c, const char *arg)
+{
+	if (c == val)
+		t->columns = arg;
+	else if (c == 'n')
+		t->noheadings = true;
+	else if (c == 'r')
+		t->raw = true;
+	else
+		return false;
+	return true;
+}
+
+bool cli_table_given(const struct table_opts *t)
+{
+	return t->columns || t->noheadings || t->raw || t->bytes;
+}
+
+void cli_table_check(const struct table_opts *t, const struct table_spec *spec)
+{
+	int ids[TABLE_MAX_COLS];
+	size_t n;
+
+	if (table_columns(spec, t->columns, ids, &n) < 0) {
+		msg_error("%s", msg_last());
+		exit(PALLOC_EXIT_TROUBLE);
+	}
+}
+
+int cli_table_print(struct table *t, FILE *fp)
+{
+	if (table_print(t) < 0 && !ferror(fp)) {
+		msg_error("%s", msg_last());
+		return PALLOC_EXIT_TROUBLE;
+	}
+	return PALLOC_EXIT_OK;
+}
+
+int cli_table_rows(const struct table_spec *spec, const struct table_opts *o,
+		   FILE *fp, size_t n, table_row_fn *row, void *ctx)
+{
+	if (table_rows(spec, o, fp, n, row, ctx) < 0 && !ferror(fp)) {
+		msg_error("%s", msg_last());
+		return PALLOC_EXIT_TROUBLE;
+	}
+	return PALLOC_EXIT_OK;
+}
+
+int cli_json_stdout(json_t *top, const char *what)
+{
+	/* A write error is reported at exit (msg_init). */
+	if ((json_failed() || json_print(stdout, top, JSON_INDENT(2)) < 0) &&
+	    !ferror(stdout)) {
+		msg_error("cannot print %s: %s", what, msg_last());
+		return PALLOC_EXIT_TROUBLE;
+	}
+	return PALLOC_EXIT_OK;
+}
+
+const char *cli_top_word(int argc, char **argv)
+{
+	return optind < argc ? argv[optind] : NULL;
+}
+
+void cli_top_operand(int argc, char **argv, const char *word, int need,
+		     uint64_t max, uint64_t *top)
+{
+	struct stat st;
+	int i;
+
+	if (!word || argc - optind <= need || !cli_digits(word) ||
+	    stat(word, &st) == 0)
+		return;
+	/* getopt_long moved the words, not the strings: find WORD again. */
+	for (i = optind; i < argc && argv[i] != word; i++)
+		;
+	if (i == argc)
+		return;
+	cli_top(argc, argv, word, false, max, top);
+	for (; i > optind; i--)
+		argv[i] = argv[i - 1];
+	optind++;
 }
 
 void cli_data_check(const struct cli_data *d)
@@ -134,6 +223,10 @@ void cli_data_check(const struct cli_data *d)
 			  "--watch prints NDJSON to standard output only");
 	if (d->have_count && !d->watch_ns)
 		msg_usage(PALLOC_EXIT_TROUBLE, "--count needs --watch");
+	if (cli_table_given(&d->table) && (d->json || d->prom || d->watch_ns))
+		msg_usage(
+			PALLOC_EXIT_TROUBLE,
+			"--output, --noheadings, --raw and --bytes are for the table");
 }
 
 void cli_warn_line(const char *line)

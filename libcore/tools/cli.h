@@ -5,6 +5,9 @@
 
 #include "common.h"
 #include "exitcode.h"
+#include "table.h"
+
+#include <jansson.h>
 
 #include <getopt.h>
 
@@ -16,16 +19,20 @@
  */
 
 /*
- * The options every data command shares (palloc-smaps, palloc-cgroup):
- * -j/--json, --prom, -w/--watch, -c/--count, --sysroot, -o/--output. Put
+ * The options every data command shares (palloc-smaps, palloc-cgroup,
+ * palloc-mallinfo, palloc-explain): -j/--json, --prom, -w/--watch,
+ * -c/--count, --sysroot, --output-file, and the table's -o/--output
+ * COLUMNS, -n/--noheadings, -r/--raw, -b/--bytes (table.h). Put
  * CLI_DATA_LONGOPTS in the getopt_long table and CLI_DATA_SHORTOPTS in the
- * short ones, hand each option to cli_data_opt(), then call
- * cli_data_check().
- * A command's own long-only options are numbered from CLI_OPT_NEXT.
+ * short ones, hand each option to cli_data_opt(), then call cli_data_check().
+ * A command's own long-only options are numbered from CLI_OPT_NEXT, in
+ * every command.
  */
 enum {
 	CLI_OPT_PROM = 0x100, /* above CHAR_MAX: long-only (HACKING.md) */
 	CLI_OPT_SYSROOT,
+	CLI_OPT_OUTPUT_FILE,
+	CLI_OPT_COLUMNS, /* palloc-dump's and palloc-diff's --columns */
 	CLI_OPT_NEXT,
 };
 
@@ -37,9 +44,21 @@ enum {
 	{ "watch", required_argument, NULL, 'w' },                             \
 	{ "count", required_argument, NULL, 'c' },                             \
 	{ "sysroot", required_argument, NULL, CLI_OPT_SYSROOT },               \
-	{ "output", required_argument, NULL, 'o' }
+	{ "output-file", required_argument, NULL, CLI_OPT_OUTPUT_FILE },       \
+	{ "bytes", no_argument, NULL, 'b' },                                   \
+	CLI_TABLE_LONGOPTS("output", 'o')
+/*
+ * The table's options: NAME (-o/--output in the data commands,
+ * --columns in palloc-dump and palloc-diff, whose -o is a file) with VAL,
+ * -n/--noheadings and -r/--raw, for cli_table_opt().
+ */
+#define CLI_TABLE_LONGOPTS(name, val)                                          \
+	{ name, required_argument, NULL, val },                                \
+	{ "noheadings", no_argument, NULL, 'n' },                              \
+	{ "raw", no_argument, NULL, 'r' }
 /* clang-format on */
-#define CLI_DATA_SHORTOPTS "jw:c:o:"
+#define CLI_DATA_SHORTOPTS "jw:c:o:nrb"
+#define CLI_TABLE_SHORTOPTS "nr"
 
 /*
  * The end of every command's getopt_long table but palloc-run's: --help
@@ -57,8 +76,9 @@ struct cli_data {
 	uint64_t watch_ns; /* 0: no --watch */
 	uint64_t count;	   /* --count; 0: no limit */
 	bool have_count;
-	const char *root;   /* --sysroot, "" by default */
-	const char *output; /* -o, NULL: stdout */
+	const char *root;	 /* --sysroot, "" by default */
+	const char *output;	 /* --output-file, NULL: stdout */
+	struct table_opts table; /* -o COLUMNS, -n, -r */
 };
 
 /* Initialise D to the defaults. */
@@ -70,8 +90,65 @@ void cli_data_init(struct cli_data *d);
 bool cli_data_opt(struct cli_data *d, int c, const char *arg);
 
 /* The rules between them (--json xor --prom; --watch prints NDJSON to
- * stdout only; --count needs --watch); exits with a usage error. */
+ * stdout only; --count needs --watch; the table's options only for the
+ * table); exits with a usage error. */
 void cli_data_check(const struct cli_data *d);
+
+/*
+ * Take option C of the table (VAL, the value given to CLI_TABLE_LONGOPTS
+ * for the columns, 'n' or 'r'; ARG its argument) into T. Returns true
+ * when C was one of them.
+ */
+bool cli_table_opt(struct table_opts *t, int val, int c, const char *arg);
+
+/*
+ * Check T's column list against SPEC: on an unknown column, one line
+ * ("palloc-X: unknown column 'x'") and exit 2.
+ */
+void cli_table_check(const struct table_opts *t, const struct table_spec *spec);
+
+/* Whether T asks for anything but the default table. */
+bool cli_table_given(const struct table_opts *t);
+
+/*
+ * Print T (table_print) to its stream FP and report a failure other than
+ * a write error on FP (which the caller's cli_output or msg_init's check
+ * at exit reports). Returns 0, or 2 after a message.
+ */
+int cli_table_print(struct table *t, FILE *fp);
+
+/*
+ * table_rows() to FP, and its failure reported as cli_table_print()
+ * does. Returns 0, or 2 after a message.
+ */
+int cli_table_rows(const struct table_spec *spec, const struct table_opts *o,
+		   FILE *fp, size_t n, table_row_fn *row, void *ctx);
+
+/* The lines of usage() for -j, --prom, -w and -c of the data commands. */
+#define CLI_DATA_USAGE                                                         \
+	" -j, --json               print JSON\n"                               \
+	"     --prom               print Prometheus text format\n"             \
+	" -w, --watch <seconds>    a JSON line every SECONDS\n"                \
+	" -c, --count <n>          with --watch: stop after N samples\n"
+
+/*
+ * The JSON document TOP to standard output (indented), a cli_sample_fn's
+ * way: a failure other than a write error (reported at exit) is one line
+ * "cannot print WHAT: why". Returns 0 or 2.
+ */
+int cli_json_stdout(json_t *top, const char *what);
+
+/* The table options' lines of a usage(), util-linux's words; with
+ * CLI_BYTES_USAGE where sizes are printed for people, and
+ * CLI_OUTPUT_FILE_USAGE where -o is the columns. */
+#define CLI_TABLE_USAGE                                                                 \
+	" -o, --output <list>      the table's columns ('+list' adds to the default)\n" \
+	" -n, --noheadings         no column headings\n"                                \
+	" -r, --raw                raw table: no alignment, one space between\n"
+#define CLI_BYTES_USAGE                                                        \
+	" -b, --bytes              sizes in bytes, not 1.5 MiB\n"
+#define CLI_OUTPUT_FILE_USAGE                                                  \
+	"     --output-file <file> write to FILE ('-': standard output)\n"
 
 /* Parse a PID: decimal in 1..INT_MAX. Returns 0, or -1 (no message). */
 int cli_parse_pid(const char *s, pid_t *pid);
@@ -97,6 +174,20 @@ const char *cli_pid_operand(int argc, char **argv, const char *pid_arg);
  */
 void cli_top(int argc, char **argv, const char *arg, bool take, uint64_t max,
 	     uint64_t *top);
+
+/*
+ * "--top 5" or a file named 5, the rule of palloc-dump and palloc-diff
+ * (getopt_long gives an optional argument only as "--top=5"): in the case
+ * for -t with no optarg, keep WORD = cli_top_word(argc, argv), the word
+ * after it; once getopt_long is done, cli_top_operand(argc, argv, WORD,
+ * NEED, MAX, TOP) makes WORD the count when the command was given more
+ * than its NEED operands, WORD is among them, is all digits and names no
+ * file; WORD then leaves the operands (optind moves). Anything else is left
+ * for the command's "too many operands".
+ */
+const char *cli_top_word(int argc, char **argv);
+void cli_top_operand(int argc, char **argv, const char *word, int need,
+		     uint64_t max, uint64_t *top);
 
 /*
  * The one operand of palloc-cgroup and palloc-explain, argv[optind] if

@@ -44,7 +44,7 @@ struct walk {
 	uint64_t arena;	  /* glibc arena heaps found by their shape */
 	uint64_t outside; /* other private anonymous memory */
 	size_t arena_heaps;
-	json_t *stack_list;
+	struct explain_doc *doc; /* the stacks found go there */
 };
 
 struct task_sp {
@@ -196,18 +196,44 @@ static bool glibc_heap_part(const struct procfs_smaps *s, size_t i,
 	       next->end >= a + GLIBC_HEAP_MAX;
 }
 
+/*
+ * Room for one more element of size SIZE in *V (N used): doubled when
+ * full. Returns false (DOC->oom set) when out of memory.
+ */
+static bool grow(struct explain_doc *doc, void **v, size_t n, size_t size)
+{
+	void *nv;
+
+	/* Powers of two: full at n = 0, 1, 2, 4, 8... */
+	if (n & (n - 1) && n)
+		return true;
+	nv = realloc(*v, (n ? 2 * n : 1) * size);
+	if (!nv) {
+		doc->oom = true;
+		return false;
+	}
+	*v = nv;
+	return true;
+}
+
 static void add_stack(struct walk *w, const struct procfs_mapping *m,
 		      const struct task_sp *t, const char *found_by)
 {
-	json_t *o = json_object();
+	struct explain_doc *d = w->doc;
+	struct explain_stack *st;
 
-	json_set(o, "start", json_hex(m->start));
-	json_set(o, "end", json_hex(m->end));
-	json_set(o, "rss_bytes", json_u64(m->usage.v[PROCFS_RSS]));
-	json_set(o, "tid", json_i64_or_null(t != NULL, t ? t->tid : 0));
-	json_set(o, "thread", json_str_or_null(t ? t->comm : NULL));
-	json_set(o, "found_by", json_string(found_by));
-	json_push(w->stack_list, o);
+	if (!grow(d, (void **)&d->stacks, d->nstacks, sizeof(*st)))
+		return;
+	st = &d->stacks[d->nstacks++];
+	memset(st, 0, sizeof(*st));
+	st->start = m->start;
+	st->end = m->end;
+	st->rss = m->usage.v[PROCFS_RSS];
+	st->have_tid = t != NULL;
+	st->tid = t ? t->tid : 0;
+	if (t)
+		snprintf(st->thread, sizeof(st->thread), "%s", t->comm);
+	st->found_by = found_by;
 }
 
 /* Sort every mapping of S into W's buckets. */
@@ -316,35 +342,31 @@ static double ratio(int64_t part, uint64_t total)
 	return total ? (double)part / (double)total : 0;
 }
 
-struct parts {
-	json_t *arr;
-	uint64_t total;
-	int64_t sum;
-};
-
-static json_t *part(struct parts *p, const char *layer, const char *name,
-		    bool have, int64_t bytes, const char *basis,
-		    const char *description)
+/* A part of DOC's total (DOC->explained sums the known ones). */
+static struct explain_part *part(struct explain_doc *p, const char *layer,
+				 const char *name, bool have, int64_t bytes,
+				 const char *basis, const char *description)
 {
-	json_t *o = json_object();
+	static struct explain_part spare; /* past EXPLAIN_MAX_PARTS: unused */
+	struct explain_part *o =
+		p->nparts < EXPLAIN_MAX_PARTS ? &p->parts[p->nparts++] : &spare;
 
-	json_set(o, "layer", json_string(layer));
-	json_set(o, "name", json_string(name));
-	json_set(o, "bytes", json_i64_or_null(have, bytes));
-	json_set(o, "ratio",
-		 json_real_or_null(have && p->total, ratio(bytes, p->total)));
-	json_set(o, "basis", json_string(basis));
-	json_set(o, "description", json_string(description));
+	memset(o, 0, sizeof(*o));
+	o->layer = layer;
+	o->name = name;
+	o->have = have;
+	o->bytes = have ? bytes : 0;
+	o->basis = basis;
+	o->description = description;
 	if (have)
-		p->sum += bytes;
-	json_push(p->arr, o);
-	return o; /* borrowed: the array holds it */
+		p->explained += bytes;
+	return o;
 }
 
 /* The sampled profile's inuse_space: total with its sigma, and the top
  * sites into SITES. Returns false when there is no profile. */
 static bool profile_inuse(pid_t pid, const struct explain_opts *o, int64_t *sum,
-			  double *sd, json_t *sites)
+			  double *sd, struct explain_doc *doc)
 {
 	struct pprof_profile *p =
 		allocinfo_get_profile(pid, "/debug/pprof/heap", o->timeout_ms);
@@ -368,20 +390,22 @@ static bool profile_inuse(pid_t pid, const struct explain_opts *o, int64_t *sum,
 	*sd = r->has_stddev ? r->sum_stddev : NAN;
 	for (size_t i = 0; i < r->n_rows && i < o->top; i++) {
 		const struct report_row *row = &r->rows[i];
-		json_t *s;
+		struct explain_site *s;
 		int64_t lo = 0, hi = 0;
 		bool ci = r->has_stddev &&
 			  report_interval(row->flat, row->flat_stddev, true,
 					  &lo, &hi);
 
-		if (row->flat <= 0)
+		if (row->flat <= 0 ||
+		    !grow(doc, (void **)&doc->sites, doc->nsites, sizeof(*s)))
 			break;
-		s = json_object();
-		json_set(s, "function", json_str_or_null(row->name));
-		json_set(s, "inuse_bytes", json_i64_or_null(true, row->flat));
-		json_set(s, "ci95_low_bytes", json_i64_or_null(ci, lo));
-		json_set(s, "ci95_high_bytes", json_i64_or_null(ci, hi));
-		json_push(sites, s);
+		s = &doc->sites[doc->nsites++];
+		s->function = row->name ? strdup(row->name) : NULL;
+		doc->oom |= row->name && !s->function;
+		s->inuse = row->flat;
+		s->have_ci = ci;
+		s->ci_low = ci ? lo : 0;
+		s->ci_high = ci ? hi : 0;
 	}
 	report_free(r);
 	return true;
@@ -395,9 +419,18 @@ static int64_t get_int(const json_t *obj, const char *a, const char *b)
 	return b ? allocinfo_int(x, b) : allocinfo_int(obj, a);
 }
 
-static void add_note(json_t *notes, const char *s)
+static void add_note(struct explain_doc *doc, const char *s)
 {
-	json_push(notes, json_string(s));
+	char *copy;
+
+	if (!grow(doc, (void **)&doc->notes, doc->nnotes, sizeof(char *)))
+		return;
+	copy = strdup(s);
+	if (!copy) {
+		doc->oom = true;
+		return;
+	}
+	doc->notes[doc->nnotes++] = copy;
 }
 
 /* The per-arena lines of the allocator, as the agent gave them. */
@@ -492,7 +525,7 @@ struct agent_view {
 };
 
 static void agent_fetch(pid_t pid, const struct explain_opts *o,
-			struct agent_view *a, json_t *sites, json_t *notes)
+			struct agent_view *a, struct explain_doc *doc)
 {
 	char why[MSG_MAX];
 	int64_t rate, sum = 0;
@@ -512,7 +545,7 @@ static void agent_fetch(pid_t pid, const struct explain_opts *o,
 			 "no agent answered (%s): the heap and the allocator's "
 			 "parts are unknown",
 			 msg_last());
-		add_note(notes, why);
+		add_note(doc, why);
 		json_decref(a->stats);
 		a->stats = NULL;
 		return;
@@ -523,7 +556,7 @@ static void agent_fetch(pid_t pid, const struct explain_opts *o,
 	a->mimalloc = a->allocator && strcmp(a->allocator, "mimalloc") == 0;
 	a->attached = json_is_true(json_object_get(a->stats, "attached"));
 	rate = allocinfo_int(a->stats, "sample_rate");
-	if (rate > 0 && profile_inuse(pid, o, &sum, &sd, sites)) {
+	if (rate > 0 && profile_inuse(pid, o, &sum, &sd, doc)) {
 		a->have_sampled = true;
 		a->sampled = sum;
 	} else if (allocinfo_int(a->stats, "sampled_inuse_bytes") >= 0 &&
@@ -554,7 +587,7 @@ struct alloc_parts {
 
 static void allocator_parts(const struct agent_view *a, const struct walk *w,
 			    struct alloc_parts *ap, json_t *detail,
-			    json_t *notes)
+			    struct explain_doc *doc)
 {
 	const json_t *cmp = json_object_get(a->mallinfo, "comparable");
 	int64_t allocated = get_int(cmp, "allocated_bytes", NULL);
@@ -618,11 +651,11 @@ static void allocator_parts(const struct agent_view *a, const struct walk *w,
 			 json_u64(w->arena));
 		json_set(detail, "segment_mapping_count",
 			 json_u64(w->arena_heaps));
-		add_note(notes, "mimalloc's segments are the anonymous "
-				"mappings in its address hint area (2 to 32 "
-				"TiB), a heuristic; it does not report its "
-				"allocated bytes, so its overhead is counted "
-				"in allocator_free");
+		add_note(doc, "mimalloc's segments are the anonymous "
+			      "mappings in its address hint area (2 to 32 "
+			      "TiB), a heuristic; it does not report its "
+			      "allocated bytes, so its overhead is counted "
+			      "in allocator_free");
 	} else {
 		int64_t fp = resident >= 0 ? resident : mapped;
 		int64_t base = allocated >= 0 ? allocated : a->req;
@@ -661,13 +694,13 @@ static void allocator_parts(const struct agent_view *a, const struct walk *w,
 			ap->not_resident = -1;
 		}
 		if (resident < 0 && mapped >= 0)
-			add_note(notes, "the allocator reports no resident "
-					"bytes: its mapped bytes stand for "
-					"them");
+			add_note(doc, "the allocator reports no resident "
+				      "bytes: its mapped bytes stand for "
+				      "them");
 		if (allocated < 0)
-			add_note(notes, "the allocator does not report its "
-					"allocated bytes: its overhead is "
-					"counted in allocator_free");
+			add_note(doc, "the allocator does not report its "
+				      "allocated bytes: its overhead is "
+				      "counted in allocator_free");
 	}
 	json_set(detail, "allocator", json_str_or_null(a->allocator));
 	json_set(detail, "allocated_bytes",
@@ -686,18 +719,21 @@ static void allocator_parts(const struct agent_view *a, const struct walk *w,
 	json_set(detail, "arenas", arenas_of(a->mallinfo, a->glibc));
 }
 
-static void finish(json_t *top, struct parts *p)
+/* The end of either document: what the parts leave unexplained, and
+ * whether a list ran out of memory. */
+static int finish(struct explain_doc *doc)
 {
-	int64_t un = (int64_t)p->total - p->sum;
-
-	json_set(top, "parts", p->arr);
-	json_set(top, "explained_bytes", json_i64_or_null(true, p->sum));
-	json_set(top, "unexplained_bytes", json_i64_or_null(true, un));
-	json_set(top, "unexplained_ratio",
-		 json_real_or_null(p->total > 0, ratio(un, p->total)));
+	doc->unexplained = (int64_t)doc->total - doc->explained;
+	doc->time_ns = cli_now_ns();
+	if (doc->oom) {
+		explain_doc_free(doc);
+		return msg_set("out of memory");
+	}
+	return 0;
 }
 
-json_t *explain_process(pid_t pid, const struct explain_opts *o)
+int explain_process(pid_t pid, const struct explain_opts *o,
+		    struct explain_doc *doc)
 {
 	const char *root = o->root ? o->root : "";
 	struct procfs_usage u;
@@ -705,55 +741,48 @@ json_t *explain_process(pid_t pid, const struct explain_opts *o)
 	struct task_sp *sps;
 	struct agent_view a;
 	struct alloc_parts ap = {0};
-	struct walk w = {0};
-	struct parts p = {0};
+	struct walk w = {.doc = doc};
+	struct explain_doc *p = doc;
 	size_t nsps = 0;
 	bool summed = false, agent, exact;
-	char comm[64] = "";
-	json_t *top, *sites, *notes, *detail, *hp;
+	json_t *detail;
+	struct explain_part *hp;
 	int64_t outside;
 
+	memset(doc, 0, sizeof(*doc));
 	if (procfs_read_rollup(root, pid, &u, &summed) < 0)
-		return NULL;
+		return -1;
 	if (procfs_read_smaps(root, pid, &s) < 0) {
 		procfs_usage_free(&u);
-		return NULL;
+		return -1;
 	}
-	procfs_read_comm(root, pid, comm, sizeof(comm));
-	top = json_top_new("palloc-explain");
-	sites = json_array();
-	notes = json_array();
+	procfs_read_comm(root, pid, doc->program, sizeof(doc->program));
 	detail = json_object();
-	w.stack_list = json_array();
-	p.arr = json_array();
-	p.total = u.v[PROCFS_RSS];
+	doc->process = true;
+	doc->have_pid = true;
+	doc->pid = pid;
+	doc->have_total = true;
+	doc->total = u.v[PROCFS_RSS];
 
-	agent_fetch(pid, o, &a, sites, notes);
+	agent_fetch(pid, o, &a, doc);
 	agent = a.stats != NULL;
 	sps = read_task_sps(root, pid, &nsps);
 	walk_maps(&s, root, pid, agent && a.glibc, agent && a.mimalloc, sps,
 		  nsps, agent ? arena_system(a.mallinfo) : 0, &w);
 	free(sps);
 	if (agent)
-		allocator_parts(&a, &w, &ap, detail, notes);
+		allocator_parts(&a, &w, &ap, detail, doc);
 
-	json_set(top, "time_ns", json_u64(cli_now_ns()));
-	json_set(top, "kind", json_string("process"));
-	json_set(top, "pid", json_integer(pid));
-	json_set(top, "program", json_str_or_null(comm));
-	json_set(top, "rss_bytes", json_u64(u.v[PROCFS_RSS]));
-	json_set(top, "total_bytes", json_u64(u.v[PROCFS_RSS]));
-	json_set(top, "rss_source",
-		 json_string(summed ? "smaps" : "smaps_rollup"));
-	json_set(top, "agent", json_boolean(agent));
-	json_set(top, "attached", json_boolean(a.attached));
-	json_set(top, "allocator",
-		 json_str_or_null(agent ? a.allocator : NULL));
-	json_set(top, "heap_inuse_source",
-		 json_str_or_null(a.have_req ? a.req_source : NULL));
+	doc->rss_source = summed ? "smaps" : "smaps_rollup";
+	doc->agent = agent;
+	doc->attached = a.attached;
+	if (agent && a.allocator)
+		snprintf(doc->allocator, sizeof(doc->allocator), "%s",
+			 a.allocator);
+	doc->heap_inuse_source = a.have_req ? a.req_source : NULL;
 
 	exact = a.have_req && strcmp(a.req_source, "exact_usable") == 0;
-	hp = part(&p, "profile", "heap_inuse", a.have_req, a.req,
+	hp = part(p, "profile", "heap_inuse", a.have_req, a.req,
 		  exact ? "agent" : "profile",
 		  exact ? "heap in use: live blocks' usable sizes, counted "
 			  "exactly by the agent"
@@ -764,100 +793,95 @@ json_t *explain_process(pid_t pid, const struct explain_opts *o)
 		bool ci = a.have_req && strcmp(a.req_source, "sampled") == 0 &&
 			  report_interval(a.req, a.req_sd, true, &lo, &hi);
 
-		json_set(hp, "ci95_low_bytes", json_i64_or_null(ci, lo));
-		json_set(hp, "ci95_high_bytes", json_i64_or_null(ci, hi));
-		json_set(hp, "sampled_bytes",
-			 json_i64_or_null(a.have_sampled, a.sampled));
+		hp->heap = true;
+		hp->have_ci = ci;
+		hp->ci_low = ci ? lo : 0;
+		hp->ci_high = ci ? hi : 0;
+		hp->have_sampled = a.have_sampled;
+		hp->sampled = a.have_sampled ? a.sampled : 0;
 	}
 	if (a.attached) {
 		/* The allocator's in-use total holds the blocks from before
 		 * the attach, which the agent never saw: no overhead can be
 		 * told apart from them. */
-		part(&p, "profile", "heap_before_attach",
+		part(p, "profile", "heap_before_attach",
 		     a.have_req && ap.have_alloc, ap.allocated - a.req,
 		     "remainder",
 		     "before the attach: blocks allocated before palloc-run "
 		     "-p attached, with every block's allocator overhead "
 		     "(the allocator's in-use bytes minus the heap seen)");
-		part(&p, "allocator", "allocator_overhead", false, 0,
+		part(p, "allocator", "allocator_overhead", false, 0,
 		     "allocator",
 		     "allocated minus requested: within heap_before_attach "
 		     "for an attached process");
 	} else {
-		part(&p, "allocator", "allocator_overhead",
+		part(p, "allocator", "allocator_overhead",
 		     a.have_req && ap.have_alloc, ap.allocated - a.req,
 		     "allocator",
 		     "allocated minus requested: size classes, headers, "
 		     "alignment");
 	}
-	part(&p, "allocator", "allocator_free", ap.have_free, ap.free,
+	part(p, "allocator", "allocator_free", ap.have_free, ap.free,
 	     ap.free_basis ? ap.free_basis : "allocator",
 	     "resident memory the allocator holds free: "
 	     "fragmentation, cached and dirty pages");
-	part(&p, "allocator", "allocator_metadata", ap.have_meta, ap.meta,
+	part(p, "allocator", "allocator_metadata", ap.have_meta, ap.meta,
 	     ap.meta_basis ? ap.meta_basis : "allocator",
 	     "the allocator's own bookkeeping");
 	outside = (int64_t)w.outside + (a.glibc ? 0 : (int64_t)w.brk);
 	if (ap.have_footprint) {
 		int64_t d = outside - ap.footprint_outside;
 
-		part(&p, "kernel", "direct_mmap", true, d > 0 ? d : 0,
+		part(p, "kernel", "direct_mmap", true, d > 0 ? d : 0,
 		     "remainder",
 		     "anonymous memory mapped outside the "
 		     "allocator (mmap, brk)");
 	} else {
-		part(&p, "kernel", "direct_mmap", false, 0, "remainder",
+		part(p, "kernel", "direct_mmap", false, 0, "remainder",
 		     "anonymous memory mapped outside the "
 		     "allocator (mmap, brk)");
-		part(&p, "kernel", "anonymous_unattributed", true,
+		part(p, "kernel", "anonymous_unattributed", true,
 		     outside + (int64_t)w.arena +
 			     (a.glibc ? (int64_t)w.brk : 0),
 		     "kernel",
 		     "heap and anonymous mappings, not told "
 		     "apart without the agent");
 	}
-	part(&p, "kernel", "anonymous_exec", true, (int64_t)w.exec, "kernel",
+	part(p, "kernel", "anonymous_exec", true, (int64_t)w.exec, "kernel",
 	     "executable anonymous memory (JIT code)");
-	part(&p, "kernel", "thread_stacks", true, (int64_t)w.stacks, "kernel",
+	part(p, "kernel", "thread_stacks", true, (int64_t)w.stacks, "kernel",
 	     "thread stacks (guard page heuristic, stack "
 	     "pointers)");
-	part(&p, "kernel", "main_stack", true, (int64_t)w.main_stack, "kernel",
+	part(p, "kernel", "main_stack", true, (int64_t)w.main_stack, "kernel",
 	     "the main thread's stack");
-	part(&p, "kernel", "file_text", true, (int64_t)w.text, "kernel",
+	part(p, "kernel", "file_text", true, (int64_t)w.text, "kernel",
 	     "code of the program and its libraries");
-	part(&p, "kernel", "file_data", true, (int64_t)w.data, "kernel",
+	part(p, "kernel", "file_data", true, (int64_t)w.data, "kernel",
 	     "data of the program and its libraries (rodata, "
 	     "data, bss)");
-	part(&p, "kernel", "mapped_files", true, (int64_t)w.mapped, "kernel",
+	part(p, "kernel", "mapped_files", true, (int64_t)w.mapped, "kernel",
 	     "other mapped files");
-	part(&p, "kernel", "shmem", true, (int64_t)w.shmem, "kernel",
+	part(p, "kernel", "shmem", true, (int64_t)w.shmem, "kernel",
 	     "shared memory (shmem, SysV, memfd)");
-	part(&p, "kernel", "special", true, (int64_t)w.special, "kernel",
+	part(p, "kernel", "special", true, (int64_t)w.special, "kernel",
 	     "[vdso] and other kernel mappings");
-	finish(top, &p);
-	json_set(top, "smaps_rss_bytes", json_u64(w.smaps_rss));
-	json_set(top, "allocator_detail", agent ? detail : json_null());
-	if (!agent)
+	doc->smaps_rss = w.smaps_rss;
+	if (agent)
+		doc->allocator_detail = detail;
+	else
 		json_decref(detail);
-	json_set(top, "top_sites", sites);
-	json_set(top, "thread_stacks", w.stack_list);
-	if (json_array_size(w.stack_list))
-		add_note(notes,
+	if (doc->nstacks)
+		add_note(doc,
 			 "thread stacks: mappings holding a thread's stack "
 			 "pointer (task/TID/syscall), else private anonymous "
 			 "memory directly above a PROT_NONE guard of at most "
 			 "64 KiB (a heuristic: glibc's layout)");
-	json_set(top, "notes", notes);
 	json_decref(a.stats);
 	json_decref(a.mallinfo);
 	procfs_smaps_free(&s);
 	procfs_usage_free(&u);
-	if (json_failed()) {
-		json_decref(top);
-		msg_set("out of memory");
-		return NULL;
-	}
-	return top;
+	doc->oom |= json_failed();
+	return finish(doc);
 }
 
 /* ---- cgroup ---- */
@@ -873,7 +897,7 @@ static bool stat_get(const struct cgroup_mem *m, const char *key, int64_t *v)
 }
 
 /* A part from a memory.stat key (null when the kernel has no such key). */
-static int64_t stat_part(struct parts *p, const struct cgroup_mem *m,
+static int64_t stat_part(struct explain_doc *p, const struct cgroup_mem *m,
 			 const char *layer, const char *name, const char *key,
 			 const char *description)
 {
@@ -900,124 +924,255 @@ static bool v1_kmem(const struct cgroup_mem *m, int64_t *v)
 	return ok;
 }
 
-json_t *explain_cgroup(pid_t pid, const char *dir, const struct explain_opts *o)
+int explain_cgroup(pid_t pid, const char *dir, const struct explain_opts *o,
+		   struct explain_doc *doc)
 {
 	const char *root = o->root ? o->root : "";
+	struct explain_doc *p = doc;
 	struct cgroup_mem m;
-	struct parts p = {0};
-	json_t *top, *notes;
 	int64_t v = 0, file = 0, sum = 0, kernel = 0;
 	uint64_t ws = 0, in = 0;
-	bool have_ws;
 
+	memset(doc, 0, sizeof(*doc));
 	if ((dir ? cgroup_read_dir(root, dir, &m)
 		 : cgroup_read_pid(root, pid, &m)) < 0)
-		return NULL;
-	top = json_top_new("palloc-explain");
-	notes = json_array();
-	p.arr = json_array();
-	p.total = m.usage.have ? m.usage.bytes : 0;
-	json_set(top, "time_ns", json_u64(cli_now_ns()));
-	json_set(top, "kind", json_string("cgroup"));
-	json_set(top, "pid",
-		 json_i64_or_null(!dir, pid ? pid : (int64_t)getpid()));
-	json_set(top, "cgroup_version", json_integer(m.version));
-	json_set(top, "cgroup_path", json_str_or_null(m.path));
-	json_set(top, "directory", json_str_or_null(m.dir));
-	json_set(top, "rss_bytes", json_null());
-	json_set(top, "total_bytes", json_u64_or_null(m.usage.have, p.total));
-	json_set(top, "usage_bytes", json_u64_or_null(m.usage.have, p.total));
-	have_ws = cgroup_working_set(&m, &ws, &in);
-	json_set(top, "working_set_bytes", json_u64_or_null(have_ws, ws));
-	json_set(top, "limit_bytes",
-		 json_u64_or_null(m.limit.have && !m.limit.unlimited,
-				  m.limit.bytes));
-	json_set(top, "high_bytes",
-		 json_u64_or_null(m.high.have && !m.high.unlimited,
-				  m.high.bytes));
-	json_set(top, "headroom_bytes",
-		 json_i64_or_null(m.limit.have && !m.limit.unlimited &&
-					  m.usage.have,
-				  (int64_t)m.limit.bytes - (int64_t)p.total));
-	json_set(top, "high_headroom_bytes",
-		 json_i64_or_null(m.high.have && !m.high.unlimited &&
-					  m.usage.have,
-				  (int64_t)m.high.bytes - (int64_t)p.total));
+		return -1;
+	doc->have_pid = !dir;
+	doc->pid = dir ? 0 : pid ? pid : getpid();
+	doc->cgroup_version = m.version;
+	doc->cgroup_path = m.path ? strdup(m.path) : NULL;
+	doc->directory = m.dir ? strdup(m.dir) : NULL;
+	doc->oom |= (m.path && !doc->cgroup_path) || (m.dir && !doc->directory);
+	doc->have_total = m.usage.have;
+	doc->total = m.usage.have ? m.usage.bytes : 0;
+	doc->have_ws = cgroup_working_set(&m, &ws, &in);
+	doc->ws = ws;
+	doc->have_limit = m.limit.have && !m.limit.unlimited;
+	doc->limit = m.limit.bytes;
+	doc->have_high = m.high.have && !m.high.unlimited;
+	doc->high = m.high.bytes;
+	doc->have_headroom = doc->have_limit && m.usage.have;
+	doc->headroom = (int64_t)m.limit.bytes - (int64_t)doc->total;
+	doc->have_high_headroom = doc->have_high && m.usage.have;
+	doc->high_headroom = (int64_t)m.high.bytes - (int64_t)doc->total;
 	if (m.version == 2) {
 		int64_t af, inf, sh;
 
-		stat_part(&p, &m, "kernel", "anon", "anon",
+		stat_part(p, &m, "kernel", "anon", "anon",
 			  "anonymous memory of the processes");
-		af = stat_part(&p, &m, "kernel", "page_cache_active",
+		af = stat_part(p, &m, "kernel", "page_cache_active",
 			       "active_file", "page cache, active list");
-		inf = stat_part(&p, &m, "kernel", "page_cache_inactive",
+		inf = stat_part(p, &m, "kernel", "page_cache_inactive",
 				"inactive_file",
 				"page cache, inactive list (reclaimed first)");
-		sh = stat_part(&p, &m, "kernel", "shmem", "shmem",
+		sh = stat_part(p, &m, "kernel", "shmem", "shmem",
 			       "shared memory and tmpfs");
 		if (stat_get(&m, "file", &file)) {
 			v = file - af - inf - sh;
-			part(&p, "kernel", "page_cache_other", true,
+			part(p, "kernel", "page_cache_other", true,
 			     v > 0 ? v : 0, "remainder",
 			     "other file pages (unevictable, "
 			     "mlocked)");
 		}
-		sum += stat_part(&p, &m, "kernel", "slab", "slab",
+		sum += stat_part(p, &m, "kernel", "slab", "slab",
 				 "kernel slab objects (dentries, inodes, ...)");
-		sum += stat_part(&p, &m, "kernel", "kernel_stack",
+		sum += stat_part(p, &m, "kernel", "kernel_stack",
 				 "kernel_stack", "kernel stacks of the tasks");
-		sum += stat_part(&p, &m, "kernel", "pagetables", "pagetables",
+		sum += stat_part(p, &m, "kernel", "pagetables", "pagetables",
 				 "page tables");
-		sum += stat_part(&p, &m, "kernel", "percpu", "percpu",
+		sum += stat_part(p, &m, "kernel", "percpu", "percpu",
 				 "per-cpu kernel memory");
-		sum += stat_part(&p, &m, "kernel", "vmalloc", "vmalloc",
+		sum += stat_part(p, &m, "kernel", "vmalloc", "vmalloc",
 				 "vmalloc'd kernel memory");
 		if (stat_get(&m, "kernel", &kernel)) {
 			v = kernel - sum;
-			part(&p, "kernel", "kernel_other", true, v > 0 ? v : 0,
+			part(p, "kernel", "kernel_other", true, v > 0 ? v : 0,
 			     "remainder",
 			     "other kernel memory (memory.stat "
 			     "kernel minus its parts above)");
 		} else {
-			add_note(notes, "memory.stat has no 'kernel' key "
-					"(before Linux 5.18): kernel memory "
-					"outside its listed parts is "
-					"unexplained");
+			add_note(doc, "memory.stat has no 'kernel' key "
+				      "(before Linux 5.18): kernel memory "
+				      "outside its listed parts is "
+				      "unexplained");
 		}
-		stat_part(&p, &m, "kernel", "sock", "sock",
+		stat_part(p, &m, "kernel", "sock", "sock",
 			  "network socket buffers");
 	} else {
 		int64_t af, inf, sh, cache = 0;
 		bool have_k;
 
-		stat_part(&p, &m, "kernel", "anon", "total_rss",
+		stat_part(p, &m, "kernel", "anon", "total_rss",
 			  "anonymous memory of the processes");
-		af = stat_part(&p, &m, "kernel", "page_cache_active",
+		af = stat_part(p, &m, "kernel", "page_cache_active",
 			       "total_active_file", "page cache, active list");
-		inf = stat_part(&p, &m, "kernel", "page_cache_inactive",
+		inf = stat_part(p, &m, "kernel", "page_cache_inactive",
 				"total_inactive_file",
 				"page cache, inactive list (reclaimed first)");
-		sh = stat_part(&p, &m, "kernel", "shmem", "total_shmem",
+		sh = stat_part(p, &m, "kernel", "shmem", "total_shmem",
 			       "shared memory and tmpfs");
 		if (stat_get(&m, "total_cache", &cache)) {
 			v = cache - af - inf - sh;
-			part(&p, "kernel", "page_cache_other", true,
+			part(p, "kernel", "page_cache_other", true,
 			     v > 0 ? v : 0, "remainder",
 			     "other cache pages (unevictable)");
 		}
 		have_k = v1_kmem(&m, &kernel);
-		part(&p, "kernel", "kernel", have_k, kernel, "cgroup",
+		part(p, "kernel", "kernel", have_k, kernel, "cgroup",
 		     "kernel memory (memory.kmem.usage_in_bytes)");
 		if (!have_k)
-			add_note(notes, "no memory.kmem.usage_in_bytes: kernel "
-					"memory is unexplained");
-		add_note(notes, "cgroup v1 usage_in_bytes is approximate "
-				"(per-cpu charge caches; cgroup-v1/memory.rst "
-				"5.5)");
+			add_note(doc, "no memory.kmem.usage_in_bytes: kernel "
+				      "memory is unexplained");
+		add_note(doc, "cgroup v1 usage_in_bytes is approximate "
+			      "(per-cpu charge caches; cgroup-v1/memory.rst "
+			      "5.5)");
 	}
-	finish(top, &p);
-	json_set(top, "notes", notes);
 	cgroup_mem_free(&m);
+	return finish(doc);
+}
+
+/* ---- rendering ---- */
+
+void explain_doc_free(struct explain_doc *doc)
+{
+	size_t i;
+
+	json_decref(doc->allocator_detail);
+	for (i = 0; i < doc->nsites; i++)
+		free(doc->sites[i].function);
+	free(doc->sites);
+	free(doc->stacks);
+	for (i = 0; i < doc->nnotes; i++)
+		free(doc->notes[i]);
+	free(doc->notes);
+	free(doc->cgroup_path);
+	free(doc->directory);
+	memset(doc, 0, sizeof(*doc));
+}
+
+static json_t *part_json(const struct explain_doc *d,
+			 const struct explain_part *p)
+{
+	json_t *o = json_object();
+
+	json_set(o, "layer", json_string(p->layer));
+	json_set(o, "name", json_string(p->name));
+	json_set(o, "bytes", json_i64_or_null(p->have, p->bytes));
+	json_set(o, "ratio",
+		 json_real_or_null(p->have && d->total,
+				   ratio(p->bytes, d->total)));
+	json_set(o, "basis", json_string(p->basis));
+	json_set(o, "description", json_string(p->description));
+	if (p->heap) {
+		json_set(o, "ci95_low_bytes",
+			 json_i64_or_null(p->have_ci, p->ci_low));
+		json_set(o, "ci95_high_bytes",
+			 json_i64_or_null(p->have_ci, p->ci_high));
+		json_set(o, "sampled_bytes",
+			 json_i64_or_null(p->have_sampled, p->sampled));
+	}
+	return o;
+}
+
+/* A process's keys after "pid", up to "heap_inuse_source". */
+static void process_head(json_t *top, const struct explain_doc *d)
+{
+	json_set(top, "program", json_str_or_null(d->program));
+	json_set(top, "rss_bytes", json_u64(d->total));
+	json_set(top, "total_bytes", json_u64(d->total));
+	json_set(top, "rss_source", json_string(d->rss_source));
+	json_set(top, "agent", json_boolean(d->agent));
+	json_set(top, "attached", json_boolean(d->attached));
+	json_set(top, "allocator",
+		 json_str_or_null(d->allocator[0] ? d->allocator : NULL));
+	json_set(top, "heap_inuse_source",
+		 json_str_or_null(d->heap_inuse_source));
+}
+
+/* A cgroup's keys after "pid". */
+static void cgroup_head(json_t *top, const struct explain_doc *d)
+{
+	json_set(top, "cgroup_version", json_integer(d->cgroup_version));
+	json_set(top, "cgroup_path", json_str_or_null(d->cgroup_path));
+	json_set(top, "directory", json_str_or_null(d->directory));
+	json_set(top, "rss_bytes", json_null());
+	json_set(top, "total_bytes", json_u64_or_null(d->have_total, d->total));
+	json_set(top, "usage_bytes", json_u64_or_null(d->have_total, d->total));
+	json_set(top, "working_set_bytes", json_u64_or_null(d->have_ws, d->ws));
+	json_set(top, "limit_bytes", json_u64_or_null(d->have_limit, d->limit));
+	json_set(top, "high_bytes", json_u64_or_null(d->have_high, d->high));
+	json_set(top, "headroom_bytes",
+		 json_i64_or_null(d->have_headroom, d->headroom));
+	json_set(top, "high_headroom_bytes",
+		 json_i64_or_null(d->have_high_headroom, d->high_headroom));
+}
+
+/* A process's keys after the parts: the allocator, sites, stacks. */
+static void process_tail(json_t *top, const struct explain_doc *d)
+{
+	json_t *sites = json_array(), *stacks = json_array();
+	size_t i;
+
+	json_set(top, "smaps_rss_bytes", json_u64(d->smaps_rss));
+	json_set(top, "allocator_detail",
+		 d->allocator_detail ? json_incref(d->allocator_detail)
+				     : json_null());
+	for (i = 0; i < d->nsites; i++) {
+		const struct explain_site *x = &d->sites[i];
+		json_t *o = json_object();
+
+		json_set(o, "function", json_str_or_null(x->function));
+		json_set(o, "inuse_bytes", json_i64_or_null(true, x->inuse));
+		json_set(o, "ci95_low_bytes",
+			 json_i64_or_null(x->have_ci, x->ci_low));
+		json_set(o, "ci95_high_bytes",
+			 json_i64_or_null(x->have_ci, x->ci_high));
+		json_push(sites, o);
+	}
+	json_set(top, "top_sites", sites);
+	for (i = 0; i < d->nstacks; i++) {
+		const struct explain_stack *x = &d->stacks[i];
+		json_t *o = json_object();
+
+		json_set(o, "start", json_hex(x->start));
+		json_set(o, "end", json_hex(x->end));
+		json_set(o, "rss_bytes", json_u64(x->rss));
+		json_set(o, "tid", json_i64_or_null(x->have_tid, x->tid));
+		json_set(o, "thread",
+			 json_str_or_null(x->have_tid ? x->thread : NULL));
+		json_set(o, "found_by", json_string(x->found_by));
+		json_push(stacks, o);
+	}
+	json_set(top, "thread_stacks", stacks);
+}
+
+json_t *explain_json(const struct explain_doc *d)
+{
+	json_t *top = json_top_new("palloc-explain");
+	json_t *parts = json_array(), *notes = json_array();
+	size_t i;
+
+	json_set(top, "time_ns", json_u64(d->time_ns));
+	json_set(top, "kind", json_string(d->process ? "process" : "cgroup"));
+	json_set(top, "pid", json_i64_or_null(d->have_pid, d->pid));
+	if (d->process)
+		process_head(top, d);
+	else
+		cgroup_head(top, d);
+	for (i = 0; i < d->nparts; i++)
+		json_push(parts, part_json(d, &d->parts[i]));
+	json_set(top, "parts", parts);
+	json_set(top, "explained_bytes", json_i64_or_null(true, d->explained));
+	json_set(top, "unexplained_bytes",
+		 json_i64_or_null(true, d->unexplained));
+	json_set(top, "unexplained_ratio",
+		 json_real_or_null(d->total > 0,
+				   ratio(d->unexplained, d->total)));
+	if (d->process)
+		process_tail(top, d);
+	for (i = 0; i < d->nnotes; i++)
+		json_push(notes, json_string(d->notes[i]));
+	json_set(top, "notes", notes);
 	if (json_failed()) {
 		json_decref(top);
 		msg_set("out of memory");
@@ -1026,169 +1181,22 @@ json_t *explain_cgroup(pid_t pid, const char *dir, const struct explain_opts *o)
 	return top;
 }
 
-/* ---- rendering ---- */
-
-static int64_t jint(const json_t *o, const char *key, bool *have)
+int explain_prom(FILE *fp, const struct explain_doc *d)
 {
-	const json_t *v = json_object_get(o, key);
-
-	*have = json_is_integer(v);
-	return *have ? (int64_t)json_integer_value(v) : 0;
-}
-
-/* A signed size for people ("-1.2 MiB"), "-" when unknown. */
-static const char *human(char *buf, size_t size, int64_t v, bool have)
-{
-	return have ? cli_human_signed(buf, size, v) : "-";
-}
-
-int explain_print_table(FILE *fp, const json_t *doc)
-{
-	const json_t *parts = json_object_get(doc, "parts");
-	const char *kind = json_string_value(json_object_get(doc, "kind"));
-	bool proc = kind && strcmp(kind, "process") == 0, have;
-	int64_t total = jint(doc, "total_bytes", &have), v;
-	const json_t *x;
-	char a[32], b[32], c[32];
-	size_t i;
-
-	if (proc) {
-		const char *al =
-			json_string_value(json_object_get(doc, "allocator"));
-		const char *src = json_string_value(
-			json_object_get(doc, "heap_inuse_source"));
-
-		fprintf(fp, "process %lld (%s): Rss %s from %s; ",
-			(long long)jint(doc, "pid", &have),
-			json_string_value(json_object_get(doc, "program"))
-				?: "?",
-			human(a, sizeof(a), total, true),
-			json_string_value(json_object_get(doc, "rss_source")));
-		if (al)
-			fprintf(fp, "allocator %s, heap in use %s\n", al,
-				src ? src : "unknown");
-		else
-			fprintf(fp, "no agent: heap unknown\n");
-	} else {
-		fprintf(fp, "cgroup %s (v%lld): usage %s",
-			json_string_value(json_object_get(doc, "cgroup_path"))
-				?: json_string_value(
-					   json_object_get(doc, "directory")),
-			(long long)jint(doc, "cgroup_version", &have),
-			human(a, sizeof(a), total, true));
-		v = jint(doc, "working_set_bytes", &have);
-		fprintf(fp, ", working set %s", human(a, sizeof(a), v, have));
-		v = jint(doc, "limit_bytes", &have);
-		fprintf(fp, ", limit %s",
-			have ? human(a, sizeof(a), v, have) : "max");
-		v = jint(doc, "headroom_bytes", &have);
-		if (have)
-			fprintf(fp, " (headroom %s)",
-				human(a, sizeof(a), v, have));
-		v = jint(doc, "high_bytes", &have);
-		if (have)
-			fprintf(fp, ", high %s (headroom %s)",
-				human(a, sizeof(a), v, have),
-				human(b, sizeof(b),
-				      jint(doc, "high_headroom_bytes", &have),
-				      have));
-		fputc('\n', fp);
-	}
-	fprintf(fp, "%-10s %-24s %10s %7s  %-10s %s\n", "LAYER", "PART",
-		"BYTES", "%", "BASIS", "WHAT");
-	for (i = 0; i < json_array_size(parts); i++) {
-		const json_t *pt = json_array_get(parts, i);
-
-		v = jint(pt, "bytes", &have);
-		if (have && total)
-			snprintf(c, sizeof(c), "%.1f%%",
-				 100.0 * (double)v / (double)total);
-		else
-			snprintf(c, sizeof(c), "-");
-		fprintf(fp, "%-10s %-24s %10s %7s  %-10s %s\n",
-			json_string_value(json_object_get(pt, "layer")),
-			json_string_value(json_object_get(pt, "name")),
-			human(a, sizeof(a), v, have), c,
-			json_string_value(json_object_get(pt, "basis")),
-			json_string_value(json_object_get(pt, "description")));
-		v = jint(pt, "ci95_low_bytes", &have);
-		if (have)
-			fprintf(fp, "%-10s %-24s %10s..%s (95 %% interval)\n",
-				"", "", human(a, sizeof(a), v, true),
-				human(b, sizeof(b),
-				      jint(pt, "ci95_high_bytes", &have),
-				      true));
-	}
-	v = jint(doc, "unexplained_bytes", &have);
-	fprintf(fp, "%-10s %-24s %10s %6.1f%%\n", "", "unexplained",
-		human(a, sizeof(a), v, have),
-		total ? 100.0 * (double)v / (double)total : 0.0);
-	x = json_object_get(doc, "top_sites");
-	if (json_array_size(x))
-		fprintf(fp, "\ntop allocation sites (inuse, sampled):\n");
-	for (i = 0; i < json_array_size(x); i++) {
-		const json_t *s = json_array_get(x, i);
-
-		fprintf(fp, "  %10s  %s\n",
-			human(a, sizeof(a), jint(s, "inuse_bytes", &have),
-			      have),
-			json_string_value(json_object_get(s, "function"))
-				?: "?");
-	}
-	x = json_object_get(doc, "thread_stacks");
-	if (json_array_size(x))
-		fprintf(fp, "\nthread stacks:\n");
-	for (i = 0; i < json_array_size(x); i++) {
-		const json_t *s = json_array_get(x, i);
-
-		v = jint(s, "tid", &have);
-		fprintf(fp, "  %s %10s  %s %s\n",
-			json_string_value(json_object_get(s, "start")),
-			human(a, sizeof(a), jint(s, "rss_bytes", &have), have),
-			json_is_integer(json_object_get(s, "tid"))
-				? (snprintf(c, sizeof(c), "tid %lld",
-					    (long long)v),
-				   c)
-				: "no live thread found",
-			json_string_value(json_object_get(s, "thread")) ?: "");
-	}
-	x = json_object_get(doc, "notes");
-	if (json_array_size(x))
-		fputc('\n', fp);
-	for (i = 0; i < json_array_size(x); i++)
-		fprintf(fp, "note: %s\n",
-			json_string_value(json_array_get(x, i)));
-	fflush(fp);
-	return ferror(fp) ? -1 : 0;
-}
-
-int explain_prom(FILE *fp, const json_t *doc)
-{
-	const char *kind = json_string_value(json_object_get(doc, "kind"));
-	bool proc = kind && strcmp(kind, "process") == 0, have;
-	const json_t *parts = json_object_get(doc, "parts");
 	char name[PROM_NAME_MAX], pid[24];
 	struct prom_label l[4];
 	size_t nl;
-	int64_t v;
 
-	if (proc) {
-		snprintf(pid, sizeof(pid), "%lld",
-			 (long long)jint(doc, "pid", &have));
+	if (d->process) {
+		snprintf(pid, sizeof(pid), "%lld", (long long)d->pid);
 		l[0] = (struct prom_label){"pid", pid};
-		l[1] = (struct prom_label){
-			"program",
-			json_string_value(json_object_get(doc, "program"))
-				?: ""};
+		l[1] = (struct prom_label){"program", d->program};
 		nl = 2;
 	} else {
-		const char *c =
-			json_string_value(json_object_get(doc, "cgroup_path"));
-
-		l[0] = (struct prom_label){
-			"cgroup", c ? c
-				    : json_string_value(json_object_get(
-					      doc, "directory"))};
+		l[0] = (struct prom_label){"cgroup",
+					   d->cgroup_path ? d->cgroup_path
+					   : d->directory ? d->directory
+							  : ""};
 		nl = 1;
 	}
 	prom_name(name, sizeof(name), "explain_total_bytes");
@@ -1196,34 +1204,29 @@ int explain_prom(FILE *fp, const json_t *doc)
 			"What is explained: Rss (a process) or usage (a "
 			"cgroup), bytes.") < 0 ||
 	    prom_sample_double(fp, name, l, nl,
-			       (double)jint(doc, "total_bytes", &have)) < 0)
+			       d->have_total ? (double)d->total : 0) < 0)
 		return -1;
 	prom_name(name, sizeof(name), "explain_part_bytes");
 	if (prom_family(fp, name, PROM_GAUGE,
 			"One part of the total, by layer and part, "
 			"bytes.") < 0)
 		return -1;
-	for (size_t i = 0; i < json_array_size(parts); i++) {
-		const json_t *pt = json_array_get(parts, i);
+	for (size_t i = 0; i < d->nparts; i++) {
+		const struct explain_part *pt = &d->parts[i];
 
-		v = jint(pt, "bytes", &have);
-		if (!have)
+		if (!pt->have)
 			continue;
-		l[nl] = (struct prom_label){
-			"layer",
-			json_string_value(json_object_get(pt, "layer"))};
-		l[nl + 1] = (struct prom_label){
-			"part", json_string_value(json_object_get(pt, "name"))};
-		if (prom_sample_double(fp, name, l, nl + 2, (double)v) < 0)
+		l[nl] = (struct prom_label){"layer", pt->layer};
+		l[nl + 1] = (struct prom_label){"part", pt->name};
+		if (prom_sample_double(fp, name, l, nl + 2, (double)pt->bytes) <
+		    0)
 			return -1;
 	}
 	prom_name(name, sizeof(name), "explain_unexplained_bytes");
 	if (prom_family(fp, name, PROM_GAUGE,
 			"The total minus the sum of the known parts (may be "
 			"negative), bytes.") < 0 ||
-	    prom_sample_double(fp, name, l, nl,
-			       (double)jint(doc, "unexplained_bytes", &have)) <
-		    0)
+	    prom_sample_double(fp, name, l, nl, (double)d->unexplained) < 0)
 		return -1;
 	return 0;
 }

@@ -2,6 +2,9 @@
 /* The "top" table of a profile by function, as text and JSON, like pprof -top.
  */
 #include "report.h"
+#include "table.h"
+
+#include <libsmartcols/libsmartcols.h>
 
 #include <math.h>
 
@@ -481,10 +484,10 @@ int report_row_noise(const struct report *r, const struct report_row *row)
 	       fabs((double)row->cum) <= r->noise_z * cs;
 }
 
-/* The noise header line and column titles of report_print_top. */
+/* The noise header line of report_print_top. */
 static void print_noise_head(FILE *fp, const struct report *r, bool exact)
 {
-	char v[32], h[40], ft[32], ct[32];
+	char v[32], h[40];
 
 	format_cell(r, r->sum, exact, v, sizeof(v));
 	format_halfwidth(r, r->noise_z, r->sum_stddev, exact, h, sizeof(h));
@@ -492,78 +495,131 @@ static void print_noise_head(FILE *fp, const struct report *r, bool exact)
 		"Sampling noise: total change %s %s (%g sigma); rows marked ~ "
 		"changed within it\n",
 		v, h, r->noise_z);
-	snprintf(ft, sizeof(ft), "flat%gsd", r->noise_z);
-	snprintf(ct, sizeof(ct), "cum%gsd", r->noise_z);
-	fprintf(fp, "%10s %5s%% %5s%% %10s %5s%% %11s %11s\n", "flat", "flat",
-		"sum", "cum", "cum", ft, ct);
 }
 
+enum {
+	TOP_FLAT,
+	TOP_FLAT_PCT,
+	TOP_SUM_PCT,
+	TOP_CUM,
+	TOP_CUM_PCT,
+	TOP_FLAT_SD,
+	TOP_CUM_SD,
+	TOP_MARK,
+	TOP_NAME,
+};
+
+/* pprof's names (its name column has no title: ours has, a line ending
+ * in an empty title would end in spaces). */
+static const struct table_col top_cols[] = {
+	{"flat", 1, SCOLS_FL_RIGHT, "the function's own value"},
+	{"flat%", 1, SCOLS_FL_RIGHT, "flat, percent of the total"},
+	{"sum%", 1, SCOLS_FL_RIGHT, "flat% of this row and those above"},
+	{"cum", 1, SCOLS_FL_RIGHT, "with what it calls"},
+	{"cum%", 1, SCOLS_FL_RIGHT, "cum, percent of the total"},
+	{"flat95", 1, SCOLS_FL_RIGHT,
+	 "flat's 95 % interval, +- (palloc-diff: flat<z>sd)"},
+	{"cum95", 1, SCOLS_FL_RIGHT,
+	 "cum's 95 % interval, +- (palloc-diff: cum<z>sd)"},
+	{"mark", 1, 0, "palloc-diff: ~ within the sampling noise, ? unknown"},
+	{"name", 0.5, SCOLS_FL_TRUNC, "the function"},
+};
+
+const struct table_spec report_top_spec = {
+	top_cols,
+	ARRAY_SIZE(top_cols),
+	"flat,flat%,sum%,cum,cum%,name",
+};
+
 int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
-		     bool exact)
+		     bool exact, const struct table_opts *to)
 {
+	static const struct table_opts defaults = {0};
 	size_t n = max_rows && max_rows < r->n_rows ? max_rows : r->n_rows;
 	int64_t shown = 0, sum = 0;
-	char a[32], b[32], c[32], d[32], e[32], f[40], g[40];
+	char a[32], b[32], c[32], ft[32], ct[32];
 	bool noise = r->mark_noise && r->has_stddev;
 	bool ci = !noise && r->show_intervals && r->has_stddev;
 	double z = noise ? r->noise_z : REPORT_Z95;
+	struct table_spec spec = report_top_spec;
+	struct table_opts o = to ? *to : defaults;
+	bool heads = !o.noheadings && !o.raw;
+	struct table *t;
 
+	if (noise)
+		spec.defaults =
+			"flat,flat%,sum%,cum,cum%,flat95,cum95,mark,name";
+	else if (ci)
+		spec.defaults = "flat,flat%,sum%,cum,cum%,flat95,cum95,name";
 	for (size_t i = 0; i < n; i++)
 		shown = report_add_sat(shown, r->rows[i].flat);
 	format_cell(r, shown, exact, a, sizeof(a));
 	format_pct(shown, r->total, b, sizeof(b));
 	format_cell(r, r->total, exact, c, sizeof(c));
-	fputs("Type: ", fp);
-	msg_fputs_escaped(r->sample_type, fp);
-	fputc('\n', fp);
-	fprintf(fp, "Showing nodes accounting for %s, %s of %s total\n", a, b,
-		c);
-	if (n < r->n_rows)
-		fprintf(fp, "Showing top %zu nodes out of %zu\n", n, r->n_rows);
-	if (noise) {
-		print_noise_head(fp, r, exact);
-	} else if (ci) {
-		format_halfwidth(r, z, r->sum_stddev, exact, f, sizeof(f));
-		fprintf(fp,
-			"95%% intervals from the sampling: value %s "
-			"(1.96 sigma) for the whole profile\n",
-			f);
-		fprintf(fp, "%10s %5s%% %5s%% %10s %5s%% %11s %11s\n", "flat",
-			"flat", "sum", "cum", "cum", "flat95", "cum95");
-	} else {
-		fprintf(fp, "%10s %5s%% %5s%% %10s %5s%%\n", "flat", "flat",
-			"sum", "cum", "cum");
+	if (heads) {
+		fputs("Type: ", fp);
+		msg_fputs_escaped(r->sample_type, fp);
+		fputc('\n', fp);
+		fprintf(fp, "Showing nodes accounting for %s, %s of %s total\n",
+			a, b, c);
+		if (n < r->n_rows)
+			fprintf(fp, "Showing top %zu nodes out of %zu\n", n,
+				r->n_rows);
+		if (noise)
+			print_noise_head(fp, r, exact);
+		else if (ci) {
+			format_halfwidth(r, z, r->sum_stddev, exact, ft,
+					 sizeof(ft));
+			fprintf(fp,
+				"95%% intervals from the sampling: value %s "
+				"(1.96 sigma) for the whole profile\n",
+				ft);
+		}
 	}
+	t = table_new(&spec, &o, fp);
+	if (!t)
+		return -1;
+	if (noise) {
+		snprintf(ft, sizeof(ft), "flat%gsd", r->noise_z);
+		snprintf(ct, sizeof(ct), "cum%gsd", r->noise_z);
+		table_title(t, TOP_FLAT_SD, ft);
+		table_title(t, TOP_CUM_SD, ct);
+	}
+	table_title(t, TOP_MARK, "");
 	for (size_t i = 0; i < n; i++) {
 		const struct report_row *row = &r->rows[i];
+		static const char *const mark[] = {"?", "", "~"};
+		int rc = 0;
 
 		sum = report_add_sat(sum, row->flat);
+		rc |= table_row(t);
 		format_cell(r, row->flat, exact, a, sizeof(a));
-		format_pct(row->flat, r->total, b, sizeof(b));
-		format_pct(sum, r->total, c, sizeof(c));
-		format_cell(r, row->cum, exact, d, sizeof(d));
-		format_pct(row->cum, r->total, e, sizeof(e));
-		if (ci || noise) {
-			static const char *const mark[] = {"? ", "  ", "~ "};
-
-			format_halfwidth(r, z, row->flat_stddev, exact, f,
-					 sizeof(f));
-			format_halfwidth(r, z, row->cum_stddev, exact, g,
-					 sizeof(g));
-			fprintf(fp, "%10s %s %s %10s %s %11s %11s  %s", a, b, c,
-				d, e, f, g,
+		rc |= table_set(t, TOP_FLAT, a);
+		format_pct(row->flat, r->total, a, sizeof(a));
+		rc |= table_set(t, TOP_FLAT_PCT, a);
+		format_pct(sum, r->total, a, sizeof(a));
+		rc |= table_set(t, TOP_SUM_PCT, a);
+		format_cell(r, row->cum, exact, a, sizeof(a));
+		rc |= table_set(t, TOP_CUM, a);
+		format_pct(row->cum, r->total, a, sizeof(a));
+		rc |= table_set(t, TOP_CUM_PCT, a);
+		format_halfwidth(r, z, r->has_stddev ? row->flat_stddev : NAN,
+				 exact, ft, sizeof(ft));
+		rc |= table_set(t, TOP_FLAT_SD, ft);
+		format_halfwidth(r, z, r->has_stddev ? row->cum_stddev : NAN,
+				 exact, ft, sizeof(ft));
+		rc |= table_set(t, TOP_CUM_SD, ft);
+		rc |= table_set(t, TOP_MARK,
 				noise ? mark[report_row_noise(r, row) + 1]
 				      : "");
-		} else {
-			fprintf(fp, "%10s %s %s %10s %s  ", a, b, c, d, e);
+		/* names come from the profile: libsmartcols escapes them */
+		rc |= table_set(t, TOP_NAME, row->name);
+		if (rc) {
+			table_free(t);
+			return -1;
 		}
-		/* names come from the profile: any file, any process */
-		msg_fputs_escaped(row->name, fp);
-		fputc('\n', fp);
 	}
-	if (ferror(fp))
-		return msg_set_errno(errno, "write error");
-	return 0;
+	return table_print(t);
 }
 
 const char *report_unit_suffix(const char *unit)

@@ -6,6 +6,7 @@
 
 #include "common.h"
 #include "pprof.h"
+#include "table.h"
 
 #include <jansson.h>
 
@@ -182,25 +183,30 @@ const char *report_dropped_text(uint64_t count, uint64_t bytes,
 void report_warn_dropped(const struct pprof_profile *p, const char *shown);
 
 /*
- * Print the pprof -top table: "Type: TYPE", "Showing nodes accounting for
- * X, P% of TOTAL total" (X: the sum of the rows shown), "Showing top N
- * nodes out of M" when rows are cut, the column titles
- *     "      flat  flat%   sum%        cum   cum%"
- * and up to max_rows rows (0: all) as pprof prints them (values scaled by
- * report_format_value, or exact integers when exact is true; percentages
- * of r->total). With r->show_intervals set and r->has_stddev, two more
- * columns before the name, "flat95" and "cum95", hold the half-width of
- * each 95 % interval, 1.96 sigma ("+-1.20MB"; "?" when unknown), and the
- * summary line says so. With r->mark_noise and r->has_stddev instead,
- * a line "Sampling noise: ..." gives the total's change and its
- * z sigma (r->sum_stddev), the two columns hold z sigma of flat and cum
- * ("+-3.20MB", titled e.g. "flat3sd", "cum3sd") and a row within noise
- * (report_row_noise) has "~ " before its name ("? " when unknown, two
- * spaces when outside). Otherwise the output is exactly pprof's. Returns
- * 0, or -1 with msg_set_errno() on a write error.
+ * Print the pprof -top table through libsmartcols (table.h): "Type: TYPE",
+ * "Showing nodes accounting for X, P% of TOTAL total" (X: the sum of the
+ * rows shown), "Showing top N nodes out of M" when rows are cut, then the
+ * table of report_top_spec's columns with pprof's titles
+ * ("flat flat% sum% cum cum%", then "name") and up to max_rows rows
+ * (0: all) as pprof prints them (values scaled by report_format_value, or
+ * exact integers when exact is true; percentages of r->total). With
+ * r->show_intervals set and r->has_stddev, two more columns before the
+ * name, "flat95" and "cum95", hold the half-width of each 95 % interval,
+ * 1.96 sigma ("+-1.20MB"; "?" when unknown), and a line before the table
+ * says so. With r->mark_noise and r->has_stddev instead, a line "Sampling
+ * noise: ..." gives the total's change and its z sigma (r->sum_stddev),
+ * the two columns hold z sigma of flat and cum ("+-3.20MB", titled e.g.
+ * "flat3sd", "cum3sd") and the mark column before the name has "~" for a
+ * row within noise (report_row_noise; "?" when unknown). TO (NULL: the
+ * defaults) chooses the columns (--columns) and -n/-r, which leave out
+ * the lines before the table too. Returns 0, or -1 with msg_set() on a
+ * write error.
  */
 int report_print_top(FILE *fp, const struct report *r, size_t max_rows,
-		     bool exact);
+		     bool exact, const struct table_opts *to);
+
+/* The columns of report_print_top, for --help and --columns. */
+extern const struct table_spec report_top_spec;
 
 /*
  * The unit suffix of JSON keys (HACKING.md "JSON") for a pprof unit:

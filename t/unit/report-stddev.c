@@ -91,11 +91,11 @@ int main(void)
 		char buf[4096] = "";
 		FILE *fp = fmemopen(buf, sizeof(buf) - 1, "w");
 
-		report_print_top(fp, r, 0, true);
+		report_print_top(fp, r, 0, true, NULL);
 		fclose(fp);
 		tap_ok(strstr(buf, "flat95") && strstr(buf, "+-2352") &&
 			       strstr(buf, "+-980") &&
-			       strstr(buf, "  caller_b\n"),
+			       strstr(buf, " caller_b\n"),
 		       "--top with intervals:\n%s", buf);
 	}
 	report_free(r);
