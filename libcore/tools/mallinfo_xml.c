@@ -7,8 +7,7 @@
 #include "msg.h"
 
 /*
- * The same reading as the agent's (agent/allocstats.c, which the agent
- * still uses for its own socket): tags are found by '<' and '>', a tag's
+ * Tags are found by '<' and '>', a tag's
  * name ends at a space, '/' or '>', and numeric attributes are read as
  * name="digits". Nothing else of XML is needed: malloc_info writes no
  * text, comments or entities.
