@@ -9,8 +9,6 @@
 
 #include <limits.h>
 
-#define UNSEEN_MIN_BYTES ((int64_t)16 << 20) /* agent/unseen.h's */
-
 const char *record_docs_allocator_name(uint32_t kind)
 {
 	/* allocstats.h's enum allocstats_kind, which the record keeps */
@@ -94,39 +92,19 @@ static int64_t status_kb(const char *status, const char *key)
 	return -1;
 }
 
-void record_unseen_compute(struct record_unseen *u, const char *status,
+void record_unseen_compute(struct unseen *u, const char *status,
 			   int64_t heap_bytes, int64_t heap_peak_bytes,
 			   int64_t own_bytes)
 {
-	int64_t hwm, file, shmem, base;
+	struct unseen_status st;
 
-	memset(u, 0, sizeof(*u));
-	u->anon_bytes = u->anon_peak_bytes = u->unseen_bytes = -1;
-	u->heap_bytes = heap_bytes;
-	if (heap_peak_bytes > u->heap_bytes)
-		u->heap_bytes = heap_peak_bytes;
-	if (u->heap_bytes < 0)
-		u->heap_bytes = 0;
-	if (!status)
-		return;
-	u->anon_bytes = status_kb(status, "RssAnon");
-	hwm = status_kb(status, "VmHWM");
-	file = status_kb(status, "RssFile");
-	shmem = status_kb(status, "RssShmem");
-	if (u->anon_bytes < 0)
-		return;
-	u->anon_peak_bytes = u->anon_bytes;
-	if (hwm >= 0 && file >= 0 && shmem >= 0 &&
-	    hwm - file - shmem > u->anon_peak_bytes)
-		u->anon_peak_bytes = hwm - file - shmem;
-	u->at_peak = heap_peak_bytes >= 0;
-	base = u->at_peak ? u->anon_peak_bytes : u->anon_bytes;
-	u->unseen_bytes =
-		base - u->heap_bytes - (own_bytes > 0 ? own_bytes : 0);
-	if (u->unseen_bytes < 0)
-		u->unseen_bytes = 0;
-	u->most = u->unseen_bytes >= UNSEEN_MIN_BYTES &&
-		  u->unseen_bytes > base / 2;
+	if (status)
+		st = (struct unseen_status){status_kb(status, "RssAnon"),
+					    status_kb(status, "VmHWM"),
+					    status_kb(status, "RssFile"),
+					    status_kb(status, "RssShmem")};
+	unseen_compute(u, status ? &st : NULL, heap_bytes, heap_peak_bytes,
+		       own_bytes);
 }
 
 /* Does a line of maps name a file whose base name starts with name? */
@@ -149,8 +127,8 @@ static bool maps_has(const char *maps, const char *name)
 	return false;
 }
 
-void record_unseen_owner(struct record_unseen *u, const char *maps,
-			 const char *exe, const char *environ, size_t env_len)
+void record_unseen_owner(struct unseen *u, const char *maps, const char *exe,
+			 const char *environ, size_t env_len)
 {
 	bool pymalloc_off = false;
 
@@ -182,33 +160,6 @@ void record_unseen_owner(struct record_unseen *u, const char *maps,
 			"Python keeps small objects in its own arenas; run it "
 			"with PYTHONMALLOC=malloc to profile them";
 	}
-}
-
-void record_unseen_text(const struct record_unseen *u, char *buf, size_t cap)
-{
-	int64_t mib = 1 << 20;
-	int n = snprintf(
-		buf, cap,
-		"most of this process's memory did not come through "
-		"malloc, so the profile does not show it: %lld MiB of "
-		"anonymous memory %s, %lld MiB of it not from the malloc "
-		"heap palloc saw (%lld MiB)",
-		(long long)(((u->at_peak ? u->anon_peak_bytes : u->anon_bytes) +
-			     mib / 2) /
-			    mib),
-		u->at_peak ? "at the peak" : "now",
-		(long long)((u->unseen_bytes + mib / 2) / mib),
-		(long long)((u->heap_bytes + mib / 2) / mib));
-
-	if (n < 0 || (size_t)n >= cap)
-		return;
-	if (u->owner)
-		snprintf(buf + n, cap - (size_t)n, "; likely owner: %s (%s)",
-			 u->owner, u->hint);
-	else
-		snprintf(buf + n, cap - (size_t)n,
-			 "; it was mapped by other means (mmap, another "
-			 "allocator)");
 }
 
 /* The sampled or exact peak of the heap plus 16 bytes of overhead per
@@ -251,7 +202,7 @@ static char *proc_text(pid_t pid, const char *name, size_t *len)
 }
 
 static void unseen_of(const struct record_view *v,
-		      const struct record_docs_ctx *c, struct record_unseen *u)
+		      const struct record_docs_ctx *c, struct unseen *u)
 {
 	const struct record_header *h = v->h;
 	const struct record_allocator *a = &h->allocator;
@@ -315,7 +266,7 @@ json_t *record_docs_stats(const struct record_view *v,
 {
 	const struct record_header *h = v->h;
 	struct record_stats st;
-	struct record_unseen u;
+	struct unseen u;
 	bool exact;
 	int64_t inuse, peak, end;
 	const char *peak_source;
@@ -373,7 +324,7 @@ json_t *record_docs_stats(const struct record_view *v,
 	set_i64(j, "unseen_bytes", u.unseen_bytes);
 	json_set(j, "unseen_owner", json_str_or_null(u.owner));
 	if (u.most)
-		record_unseen_text(&u, text, sizeof(text));
+		unseen_text(&u, text, sizeof(text));
 	json_set(j, "unseen_warning", json_str_or_null(u.most ? text : NULL));
 	/* What the record adds. */
 	json_set(j, "state", json_string(c->life ? c->life : "live"));
