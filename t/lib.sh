@@ -95,6 +95,10 @@ need_ptrace() {
 		skip_all "ptrace restricted"
 }
 
+# every_run N TEXT: the check "N of $RUNS<TEXT>" that N is $RUNS (the
+# runs of a test that repeats a racy scenario RUNS times).
+every_run() { check "$1 of $RUNS$2" [ "$1" = "$RUNS" ]; }
+
 # need_attach CMD...: what palloc-run -p needs (the agent, ptrace, x86-64)
 # and the commands CMD.
 need_attach() {
