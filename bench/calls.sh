@@ -34,21 +34,10 @@ tcmalloc=$libdir/libtcmalloc_minimal.so.4
 small=${PALLOC_CALLS_SMALL:-200000}
 big=$((2 * small))
 
-die() {
-	echo "calls.sh: $*" >&2
-	exit 2
-}
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
 
-agent=${PALLOC_AGENT:-}
-if [ -z "$agent" ]; then
-	for d in "$PWD" "$src"; do
-		if [ -f "$d/libcore/.libs/libpalloc.so" ]; then
-			agent=$d/libcore/.libs/libpalloc.so
-			break
-		fi
-	done
-fi
-[ -f "$agent" ] || die "no libpalloc.so (build it, or set PALLOC_AGENT)"
+find_agent
 before=${PALLOC_BEFORE:-}
 command -v valgrind >/dev/null || die "valgrind is not installed"
 

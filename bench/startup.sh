@@ -23,22 +23,10 @@
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 
-die() {
-	echo "startup.sh: $*" >&2
-	exit 2
-}
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
 
-agent=${PALLOC_AGENT:-}
-if [ -z "$agent" ]; then
-	for d in "$PWD" "$src"; do
-		if [ -f "$d/libcore/.libs/libpalloc.so" ]; then
-			agent=$d/libcore/.libs/libpalloc.so
-			break
-		fi
-	done
-fi
-[ -f "$agent" ] || die "no libpalloc.so (build it, or set PALLOC_AGENT)"
-agent=$(cd "$(dirname "$agent")" && pwd)/$(basename "$agent")
+find_agent
 before=${PALLOC_BEFORE:-}
 [ $# -gt 0 ] || set -- /bin/true
 command -v valgrind >/dev/null || die "valgrind is not installed"

@@ -60,7 +60,9 @@ for t in "$@"; do
 			"$lc/tools/prom.c" "$lc/tools/msg_cli.c" \
 			"$lc/base/smallfile.c" "$lc/base/num.c" "$lc/base/msg.c" ;;
 	mallinfo_xml_fuzz)
-		build "$t" jansson -ldl "$here/$t.c" ;;
+		build "$t" jansson "" "$here/$t.c" \
+			"$lc/tools/mallinfo_xml.c" "$lc/tools/json.c" \
+			"$lc/tools/msg_cli.c" "$lc/base/num.c" "$lc/base/msg.c" ;;
 	num_fuzz)
 		build "$t" "" "" "$here/$t.c" "$lc/base/num.c" "$lc/base/msg.c" ;;
 	symbols_fuzz)

@@ -122,13 +122,10 @@ while [ $i -lt "$RUNS" ]; do
 		sed 's/^/# /' err.$i
 	fi
 done
-check "$killed of $RUNS runs killed by SIGKILL" [ $killed = "$RUNS" ]
-check "$line of $RUNS: palloc-run names the OOM kill, the profile at the kill (from the record) and leak_to_oom" \
-	[ $line = "$RUNS" ]
-check "$at90 of $RUNS: a profile written at >= 90 % of the limit" \
-	[ $at90 = "$RUNS" ]
-check "$top of $RUNS: leak_to_oom on top of its inuse_space" \
-	[ $top = "$RUNS" ]
+every_run $killed " runs killed by SIGKILL"
+every_run $line ": palloc-run names the OOM kill, the profile at the kill (from the record) and leak_to_oom"
+every_run $at90 ": a profile written at >= 90 % of the limit"
+every_run $top ": leak_to_oom on top of its inuse_space"
 
 # A threaded program leaking 8 MiB every 10 ms: the agent's pressure thread
 # checks, woken by the allocating threads at every 1 % of the limit.

@@ -59,11 +59,9 @@ while [ $i -lt "$RUNS" ]; do
 	[ $i = 1 ] && { diag "run 1: leaked $n, held $got"; sed 's/^/# /' err.1; }
 done
 diag "blocks leaked (counted) / held in the profile, per run:$pairs"
-check "$killed of $RUNS runs killed by SIGKILL" [ $killed = "$RUNS" ]
-check "$exact of $RUNS: the profile from the record holds the blocks held at the kill (one of slack)" \
-	[ $exact = "$RUNS" ]
-check "$line of $RUNS: palloc-run's OOM line names that profile, from the record, leak_to_oom on top" \
-	[ $line = "$RUNS" ]
+every_run $killed " runs killed by SIGKILL"
+every_run $exact ": the profile from the record holds the blocks held at the kill (one of slack)"
+every_run $line ": palloc-run's OOM line names that profile, from the record, leak_to_oom on top"
 check "no warning that a profile is missing" \
 	sh -c '! grep -q "wrote no profile\|no profile from" err.*'
 

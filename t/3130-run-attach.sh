@@ -10,10 +10,7 @@
 # at random moments of the attach: the program never stopped, never
 # traced, running to its normal end.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-need_agent
-need palloc-run palloc-dump attach-target
-need_ptrace
-[ "$(uname -m)" = x86_64 ] || skip_all "attaching is implemented on x86-64 only"
+need_attach palloc-run palloc-dump attach-target
 
 plan 30
 

@@ -5,10 +5,7 @@
 # such process, a process already traced, a static program, another
 # user's process without CAP_SYS_PTRACE; and the usage errors of -p.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-need_agent
-need palloc-run attach-target kernel-idle
-need_ptrace
-[ "$(uname -m)" = x86_64 ] || skip_all "attaching is implemented on x86-64 only"
+need_attach palloc-run attach-target kernel-idle
 
 plan 18
 

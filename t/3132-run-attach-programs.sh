@@ -6,10 +6,7 @@
 # the benchmark runs: every request answered, PING answered, the same
 # threads, a profile naming redis's allocation sites.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-need_agent
-need palloc-run palloc-dump
-need_ptrace
-[ "$(uname -m)" = x86_64 ] || skip_all "attaching is implemented on x86-64 only"
+need_attach palloc-run palloc-dump
 
 plan 11
 

@@ -6,10 +6,7 @@
 # detach's profile as the "exit" profile event and no exit event; attached
 # again, its end gives the exit event.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-need_agent
-need palloc-run attach-target
-need_ptrace
-[ "$(uname -m)" = x86_64 ] || skip_all "attaching is implemented on x86-64 only"
+need_attach palloc-run attach-target
 . "$top_srcdir/t/lib-timeline.sh"
 plan 9
 

@@ -17,11 +17,7 @@ LD_PRELOAD=$PALLOC_AGENT leaker --seconds $((gap + 30)) --rate 4194304 \
 	2>leaker.err &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; cleanup_tmp' EXIT
-i=0
-until palloc-dump --stats --json $pid >/dev/null 2>&1 || [ $i -ge 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+retry 100 0.1 palloc-dump --stats --json $pid >/dev/null 2>&1
 
 plan 25
 sleep 1

@@ -17,12 +17,8 @@ pid2=$!
 server=
 trap 'kill $pid $pid2 $server 2>/dev/null; wait $pid $pid2 2>/dev/null;
 	cleanup_tmp' EXIT
-i=0
-until palloc-dump --stats $pid >/dev/null 2>&1 &&
-	palloc-dump --stats $pid2 >/dev/null 2>&1 || [ $i -ge 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+retry 100 0.1 palloc-dump --stats $pid >/dev/null 2>&1
+retry 100 0.1 palloc-dump --stats $pid2 >/dev/null 2>&1
 palloc-dump --serve 127.0.0.1:0 $pid $pid2 2>serve.err &
 server=$!
 i=0

@@ -22,11 +22,7 @@ server=
 prom=
 trap 'kill $prom $server $pid 2>/dev/null; wait $prom $pid 2>/dev/null;
 	cleanup_tmp' EXIT
-i=0
-until palloc-dump --stats $pid >/dev/null 2>&1 || [ $i -ge 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+retry 100 0.1 palloc-dump --stats $pid >/dev/null 2>&1
 # palloc-run --http serves the same routes (libcore/tools/serve_routes.c);
 # the test uses palloc-dump --serve so that it does not depend on
 # palloc-run's wiring.

@@ -28,11 +28,7 @@ server=
 flood=
 trap 'kill $pid $server $flood 2>/dev/null; wait $pid $server $flood 2>/dev/null;
 	cleanup_tmp' EXIT
-i=0
-until palloc-dump --stats $pid >/dev/null 2>&1 || [ $i -ge 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+retry 100 0.1 palloc-dump --stats $pid >/dev/null 2>&1
 palloc-dump --serve 127.0.0.1:0 $pid 2>serve.err &
 server=$!
 i=0

@@ -56,16 +56,23 @@ timed() {
 	ms=$(sort -n times | sed -n "$(((_tn + 1) / 2))p")
 }
 
+# dumped PID NAME FILE WHAT: palloc-dump PID --json, timed, answers
+# (the check "NAME: palloc-dump --json answers") and its last answer, in
+# FILE, shows keep_blocks' bytes exactly (the check "NAME: WHAT").
+dumped() {
+	timed 10 palloc-dump "$1" --json
+	check "$2: palloc-dump --json answers" test $? -eq 0
+	cp timed.out "$3"
+	check "$2: $4" exact "$3"
+}
+
 # state PID: the process's state letter (S sleeping, T stopped).
 state() { sed 's/.*) //' /proc/$1/stat | cut -d' ' -f1; }
 
 plan 27
 
 start paused pause
-timed 10 palloc-dump $paused --json
-check "paused: palloc-dump --json answers" test $? -eq 0
-cp timed.out paused.json
-check "paused: keep_blocks' 1000000 bytes in use, exactly" exact paused.json
+dumped $paused paused paused.json "keep_blocks' 1000000 bytes in use, exactly"
 diag "paused: palloc-dump PID --json median of 10 runs: $ms ms"
 check "paused: answers within 2 s (median $ms ms)" test "$ms" -lt 2000
 timed 10 palloc-dump $paused --json --no-symbolize &&
@@ -91,10 +98,7 @@ check "paused: the same descriptors as without palloc" \
 
 kill -STOP $paused
 retry 100 0.05 test "$(state $paused)" = T
-timed 10 palloc-dump $paused --json
-check "stopped: palloc-dump --json answers" test $? -eq 0
-cp timed.out stopped.json
-check "stopped: keep_blocks' bytes exactly" exact stopped.json
+dumped $paused stopped stopped.json "keep_blocks' bytes exactly"
 diag "stopped: palloc-dump PID --json median of 10 runs: $ms ms"
 check "stopped: answers within 2 s (median $ms ms)" test "$ms" -lt 2000
 palloc-mallinfo --json $paused >mallinfo-stopped.json
@@ -104,10 +108,7 @@ kill -CONT $paused
 
 start reading read
 retry 100 0.05 test "$(state $reading)" = S
-timed 10 palloc-dump $reading --json
-check "blocked in read(2): palloc-dump --json answers" test $? -eq 0
-cp timed.out read.json
-check "blocked in read(2): keep_blocks' bytes exactly" exact read.json
+dumped $reading "blocked in read(2)" read.json "keep_blocks' bytes exactly"
 diag "read(2): palloc-dump PID --json median of 10 runs: $ms ms"
 
 # read(2) is no idle point (a signal handler may call it): the figures

@@ -30,9 +30,7 @@ palloc-report grow/tl.ndjson 2>grow-rep.err && render grow/tl.html grow &&
 	grep -q 'class="growth-summary">grew by ' grow.dom &&
 	ok "its report rendered: grow_step named, the chart and the growth drawn" ||
 	{ not_ok "its report rendered: grow_step named, the chart and the growth drawn"; diag "$(cat grow-rep.err grow.err)"; }
-urls=$(page_urls grow)
-[ -z "$urls" ] && ok "that page asked for no URL" ||
-	{ not_ok "that page asked for no URL"; diag "$urls"; }
+no_urls grow "that page asked for no URL"
 
 # OOM leaker: 256 KiB every 10 ms until the kernel kills it.
 if memcg_64m palloc-rep-oom-$$; then
@@ -56,9 +54,7 @@ if memcg_64m palloc-rep-oom-$$; then
 		grep -q '>main<' oom.dom &&
 		ok "the chart draws the cgroup's limit; the flame graph names main" ||
 		not_ok "the chart draws the cgroup's limit; the flame graph names main"
-	urls=$(page_urls oom)
-	[ -z "$urls" ] && ok "the OOM page asked for no URL" ||
-		{ not_ok "the OOM page asked for no URL"; diag "$urls"; }
+	no_urls oom "the OOM page asked for no URL"
 else
 	for _i in 1 2 3 4 5; do
 		skip "no writable memory cgroup here (root and a memory controller needed)"
@@ -101,9 +97,7 @@ if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; 
 		grep -q '<canvas' red.dom &&
 		ok "the page names redis's allocation sites" ||
 		{ not_ok "the page names redis's allocation sites"; diag "$(grep -o '<title>[^<]*' red.dom)"; }
-	urls=$(page_urls red)
-	[ -z "$urls" ] && ok "the redis page asked for no URL" ||
-		{ not_ok "the redis page asked for no URL"; diag "$urls"; }
+	no_urls red "the redis page asked for no URL"
 else
 	for _i in 1 2 3 4 5; do skip "redis-server not installed"; done
 fi

@@ -14,10 +14,7 @@
 #                                 where the caller redirects them; $! kept
 
 # The prerequisites of every palloc-run -p test (skip_all otherwise).
-need_agent
-need palloc-run palloc-dump
-need_ptrace
-[ "$(uname -m)" = x86_64 ] || skip_all "attaching is implemented on x86-64 only"
+need_attach palloc-run palloc-dump
 
 bg_pids=
 trap 'for _p in $bg_pids; do kill -KILL "$_p" 2>/dev/null; done

@@ -15,6 +15,8 @@
 #       net log: every URL the browser asked for)
 #   page_urls PREFIX
 #       the URLs of PREFIX.net but those of Chromium's own services
+#   no_urls PREFIX NAME
+#       the check NAME that page_urls PREFIX is empty (the URLs in diag)
 #   data_of HTML
 #       the page's JSON document (the <script id="palloc-data"> element)
 
@@ -74,6 +76,16 @@ page_urls() {
 	grep -o '"url":"[^"]*"' "$1.net" | sed 's/^"url":"//; s/"$//' |
 		grep -v -E '^https?://([a-z0-9.-]*\.)?(google\.com|googleapis\.com|gstatic\.com|gvt1\.com)/' |
 		grep -v -E '^(file|data|about|chrome|blob):' | sort -u
+}
+
+no_urls() {
+	_urls=$(page_urls "$1")
+	if [ -z "$_urls" ]; then
+		ok "$2"
+	else
+		not_ok "$2"
+		diag "$_urls"
+	fi
 }
 
 data_of() {

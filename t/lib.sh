@@ -95,6 +95,20 @@ need_ptrace() {
 		skip_all "ptrace restricted"
 }
 
+# every_run N TEXT: the check "N of $RUNS<TEXT>" that N is $RUNS (the
+# runs of a test that repeats a racy scenario RUNS times).
+every_run() { check "$1 of $RUNS$2" [ "$1" = "$RUNS" ]; }
+
+# need_attach CMD...: what palloc-run -p needs (the agent, ptrace, x86-64)
+# and the commands CMD.
+need_attach() {
+	need_agent
+	need "$@"
+	need_ptrace
+	[ "$(uname -m)" = x86_64 ] ||
+		skip_all "attaching is implemented on x86-64 only"
+}
+
 # pprof ARGS...: Go's pprof, the independent reader of our profiles.
 pprof() {
 	HOME=$T PPROF_TMPDIR=$T/pprof PPROF_BINARY_PATH=/nonexistent \

@@ -54,22 +54,10 @@ libdir=/usr/lib/x86_64-linux-gnu
 jemalloc=$libdir/libjemalloc.so.2
 tcmalloc=$libdir/libtcmalloc.so.4
 
-die() {
-	echo "run.sh: $*" >&2
-	exit 2
-}
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
 
-agent=${PALLOC_AGENT:-}
-if [ -z "$agent" ]; then
-	for d in /tmp/build-G "$PWD" "$src"; do
-		if [ -f "$d/libcore/.libs/libpalloc.so" ]; then
-			agent=$d/libcore/.libs/libpalloc.so
-			break
-		fi
-	done
-fi
-[ -f "$agent" ] || die "no libpalloc.so (build it, or set PALLOC_AGENT)"
-agent=$(cd "$(dirname "$agent")" && pwd)/$(basename "$agent")
+find_agent /tmp/build-G
 before=${PALLOC_BEFORE:-}
 build=$(cd "$(dirname "$agent")/../.." && pwd)
 run=$build/cmd/palloc-run

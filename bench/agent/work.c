@@ -44,6 +44,32 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The churn's next size, 8 to 519 bytes, from the generator's state x. */
+static inline size_t next_size(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return 8 + (size_t)((*x >> 33) % 512);
+}
+
+/* Keep block p of pair i in live[slot], touched and summed. */
+static inline void keep(void **live, size_t slot, char *p, unsigned long i,
+			size_t size, uint64_t *sum)
+{
+	if (!p)
+		exit(1);
+	p[0] = (char)i;
+	*sum += (uintptr_t)p[0] + size;
+	live[slot] = p;
+}
+
+/* Free the window's blocks and the window. */
+static void free_window(void **live)
+{
+	for (size_t i = 0; i < WINDOW; i++)
+		free(live[i]);
+	free(live);
+}
+
 static void *churn_thread(void *arg)
 {
 	void **live = calloc(WINDOW, sizeof(*live));
@@ -59,19 +85,12 @@ static void *churn_thread(void *arg)
 		if (churn_seconds > 0 ? (i % 65536 == 0 && now_s() >= end)
 				      : i >= churn_pairs)
 			break;
-		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-		size = 8 + (size_t)((x >> 33) % 512);
+		size = next_size(&x);
 		free(live[slot]);
 		p = malloc(size);
-		if (!p)
-			exit(1);
-		p[0] = (char)i;
-		sum += (uintptr_t)p[0] + size;
-		live[slot] = p;
+		keep(live, slot, p, i, size, &sum);
 	}
-	for (size_t i = 0; i < WINDOW; i++)
-		free(live[i]);
-	free(live);
+	free_window(live);
 	return (void *)(uintptr_t)sum;
 }
 
@@ -101,13 +120,14 @@ static int churn(double millions, int nthreads, double seconds)
 static int growth(unsigned long mib)
 {
 	enum { NBUF = 64 };
-	char *buf[NBUF] = { 0 };
-	size_t size[NBUF] = { 0 }, total = 0, limit = mib << 20;
+	char *buf[NBUF] = {0};
+	size_t size[NBUF] = {0}, total = 0, limit = mib << 20;
 	uint64_t sum = 0;
 
 	while (total < limit) {
 		for (int i = 0; i < NBUF && total < limit; i++) {
-			size_t n = size[i] < 1024 ? 1024 : size[i] + size[i] / 4;
+			size_t n =
+				size[i] < 1024 ? 1024 : size[i] + size[i] / 4;
 			char *p = realloc(buf[i], n);
 
 			if (!p)
@@ -137,7 +157,8 @@ static __attribute__((noinline)) uint64_t leaf(void)
 		size_t size;
 		char *p;
 
-		deep_x = deep_x * 6364136223846793005ULL + 1442695040888963407ULL;
+		deep_x = deep_x * 6364136223846793005ULL +
+			 1442695040888963407ULL;
 		size = 8 + (size_t)((deep_x >> 33) % 512);
 		p = malloc(size);
 		if (!p)
@@ -229,21 +250,14 @@ static int spread(int bits, double seconds)
 
 		if (i % 65536 == 0 && now_s() >= end)
 			break;
-		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-		size = 8 + (size_t)((x >> 33) % 512);
+		size = next_size(&x);
 		free(live[slot]);
 		/* BITS functions deep: the first is chosen here by bit 0 */
 		p = (i & 1) ? spread_b(bits - 1, (i & mask) >> 1, size)
 			    : spread_a(bits - 1, (i & mask) >> 1, size);
-		if (!p)
-			exit(1);
-		p[0] = (char)i;
-		sum += (uintptr_t)p[0] + size;
-		live[slot] = p;
+		keep(live, slot, p, i, size, &sum);
 	}
-	for (size_t i = 0; i < WINDOW; i++)
-		free(live[i]);
-	free(live);
+	free_window(live);
 	printf("%llu\n", (unsigned long long)sum);
 	return 0;
 }

@@ -19,10 +19,10 @@
 # (agent start, profile write, symbolization) less that of `true`.
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$src}" && pwd)
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
+find_run "${1:-$src}"
 rounds=${2:-7}
-run=$build/cmd/palloc-run
-[ -x "$run" ] || { echo "run.sh: no $run (build first)" >&2; exit 2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/palloc-bench.XXXXXX") || exit 2
 port=$((30000 + $$ % 20000))
 trap 'redis-cli -p "$port" shutdown nosave >/dev/null 2>&1; rm -rf "$tmp"' EXIT

@@ -17,10 +17,10 @@
 # runs of each. Needs hyperfine, jq, /usr/bin/time, gcc, make, git.
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$src}" && pwd)
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
+find_run "${1:-$src}"
 runs=${2:-30}
-run=$build/cmd/palloc-run
-[ -x "$run" ] || { echo "short.sh: no $run (build first)" >&2; exit 2; }
 for t in hyperfine jq /usr/bin/time gcc make git; do
 	command -v "$t" >/dev/null || { echo "short.sh: needs $t" >&2; exit 2; }
 done

@@ -15,10 +15,9 @@
  * glibc; anything else is "unknown". So LD_PRELOAD="libpalloc.so
  * libjemalloc.so.2" reports jemalloc.
  *
- * Everything here runs in the agent's control thread with the reentrancy
- * guard set: dlopen, open_memstream (glibc's malloc_info) and the text
- * buffer below allocate with malloc, untracked. The allocator calls
- * themselves lock the allocator briefly (glibc takes each arena's mutex
+ * Everything here runs with the reentrancy guard set: dlopen and
+ * fmemopen (glibc's malloc_info) allocate with malloc, untracked. The allocator
+ * calls themselves lock the allocator briefly (glibc takes each arena's mutex
  * while it walks the free lists), as any thread calling them would.
  */
 
@@ -45,14 +44,11 @@ struct allocstats_comparable {
 /* Detect the allocator (cached after the first call). Thread-safe. */
 enum allocstats_kind allocstats_detect(void);
 
-/* "glibc", "jemalloc", "mimalloc", "tcmalloc" or "unknown". */
-const char *allocstats_name(enum allocstats_kind k);
-
 /*
  * Fill *c from the detected allocator, -1 where it cannot say. Returns the
  * kind. For glibc this is mallinfo2() alone, so arena_count stays -1 here
- * (counting arenas needs malloc_info, a second walk of every free list;
- * allocstats_json() does it). The /debug/palloc/stats path.
+ * (counting arenas needs malloc_info, a second walk of every free list:
+ * the commands count them in allocstats_malloc_info_text()'s text).
  */
 enum allocstats_kind allocstats_comparable(struct allocstats_comparable *c);
 
@@ -63,31 +59,5 @@ enum allocstats_kind allocstats_comparable(struct allocstats_comparable *c);
  * then holds ""). Any thread.
  */
 size_t allocstats_malloc_info_text(char *buf, size_t cap);
-
-/*
- * A growable text buffer (malloc'd under the guard). On ENOMEM it stops
- * growing and sets oom; the caller checks once at the end.
- */
-struct abuf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-void abuf_printf(struct abuf *b, const char *fmt, ...) PALLOC_PRINTF(2, 3);
-/* Append s as a JSON string literal (quotes, escapes; bytes >= 0x80 that
- * are not valid UTF-8 become '?'). NULL appends null. */
-void abuf_json_str(struct abuf *b, const char *s);
-/* Append "key":v, or "key":null when v < 0 (with a leading comma when
- * comma is true). */
-void abuf_json_i64(struct abuf *b, bool comma, const char *key, int64_t v);
-void abuf_free(struct abuf *b);
-
-/*
- * Append the "allocator", "comparable" and "specific" members (without the
- * enclosing braces, starting with a comma) of the /debug/palloc/mallinfo
- * document, as palloc-mallinfo(1) documents them.
- */
-void allocstats_json(struct abuf *b);
 
 #endif /* PALLOC_ALLOCSTATS_H */

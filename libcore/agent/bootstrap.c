@@ -180,34 +180,38 @@ static void *next_sym(const char *name, bool required)
 /* The C++ operators but _Znwm: after the agent, else anywhere else. */
 static void resolve_cxx(void)
 {
-	agent_real.znam = (new_fn)next_sym("_Znam", false);
-	agent_real.znwm_nt = (new_nt_fn)next_sym("_ZnwmRKSt9nothrow_t", false);
-	agent_real.znam_nt = (new_nt_fn)next_sym("_ZnamRKSt9nothrow_t", false);
-	agent_real.znwm_al = (new_al_fn)next_sym("_ZnwmSt11align_val_t", false);
-	agent_real.znam_al = (new_al_fn)next_sym("_ZnamSt11align_val_t", false);
-	agent_real.znwm_al_nt = (new_al_nt_fn)next_sym(
+	agent_real.cxx.znam = (new_fn)next_sym("_Znam", false);
+	agent_real.cxx.znwm_nt =
+		(new_nt_fn)next_sym("_ZnwmRKSt9nothrow_t", false);
+	agent_real.cxx.znam_nt =
+		(new_nt_fn)next_sym("_ZnamRKSt9nothrow_t", false);
+	agent_real.cxx.znwm_al =
+		(new_al_fn)next_sym("_ZnwmSt11align_val_t", false);
+	agent_real.cxx.znam_al =
+		(new_al_fn)next_sym("_ZnamSt11align_val_t", false);
+	agent_real.cxx.znwm_al_nt = (new_al_nt_fn)next_sym(
 		"_ZnwmSt11align_val_tRKSt9nothrow_t", false);
-	agent_real.znam_al_nt = (new_al_nt_fn)next_sym(
+	agent_real.cxx.znam_al_nt = (new_al_nt_fn)next_sym(
 		"_ZnamSt11align_val_tRKSt9nothrow_t", false);
-	agent_real.zdlpv = (del_fn)next_sym("_ZdlPv", false);
-	agent_real.zdapv = (del_fn)next_sym("_ZdaPv", false);
-	agent_real.zdlpv_sz = (del_sz_fn)next_sym("_ZdlPvm", false);
-	agent_real.zdapv_sz = (del_sz_fn)next_sym("_ZdaPvm", false);
-	agent_real.zdlpv_nt =
+	agent_real.cxx.zdlpv = (del_fn)next_sym("_ZdlPv", false);
+	agent_real.cxx.zdapv = (del_fn)next_sym("_ZdaPv", false);
+	agent_real.cxx.zdlpv_sz = (del_sz_fn)next_sym("_ZdlPvm", false);
+	agent_real.cxx.zdapv_sz = (del_sz_fn)next_sym("_ZdaPvm", false);
+	agent_real.cxx.zdlpv_nt =
 		(del_nt_fn)next_sym("_ZdlPvRKSt9nothrow_t", false);
-	agent_real.zdapv_nt =
+	agent_real.cxx.zdapv_nt =
 		(del_nt_fn)next_sym("_ZdaPvRKSt9nothrow_t", false);
-	agent_real.zdlpv_al =
+	agent_real.cxx.zdlpv_al =
 		(del_al_fn)next_sym("_ZdlPvSt11align_val_t", false);
-	agent_real.zdapv_al =
+	agent_real.cxx.zdapv_al =
 		(del_al_fn)next_sym("_ZdaPvSt11align_val_t", false);
-	agent_real.zdlpv_sz_al =
+	agent_real.cxx.zdlpv_sz_al =
 		(del_sz_al_fn)next_sym("_ZdlPvmSt11align_val_t", false);
-	agent_real.zdapv_sz_al =
+	agent_real.cxx.zdapv_sz_al =
 		(del_sz_al_fn)next_sym("_ZdaPvmSt11align_val_t", false);
-	agent_real.zdlpv_al_nt = (del_al_nt_fn)next_sym(
+	agent_real.cxx.zdlpv_al_nt = (del_al_nt_fn)next_sym(
 		"_ZdlPvSt11align_val_tRKSt9nothrow_t", false);
-	agent_real.zdapv_al_nt = (del_al_nt_fn)next_sym(
+	agent_real.cxx.zdapv_al_nt = (del_al_nt_fn)next_sym(
 		"_ZdaPvSt11align_val_tRKSt9nothrow_t", false);
 }
 
@@ -247,7 +251,7 @@ void agent_resolve_real(void)
 			(free_sized_fn)next_sym("free_sized", false);
 		agent_real.free_aligned_sized = (free_aligned_sized_fn)next_sym(
 			"free_aligned_sized", false);
-		agent_real.znwm = (new_fn)next_sym("_Znwm", false);
+		agent_real.cxx.znwm = (new_fn)next_sym("_Znwm", false);
 		/*
 		 * No operator new anywhere but the agent's: no C++ runtime is
 		 * loaded (a C program), and every C++ runtime or allocator
@@ -255,7 +259,7 @@ void agent_resolve_real(void)
 		 * each fail twice (some 60,000 instructions of every
 		 * process's start): they stay NULL, as they would.
 		 */
-		if (agent_real.znwm)
+		if (agent_real.cxx.znwm)
 			resolve_cxx();
 		agent_boot_mark();
 		/* The four required ones last: until here the stubs serve.
@@ -265,10 +269,10 @@ void agent_resolve_real(void)
 		agent_real.realloc = r;
 		agent_real.free = f;
 		agent_real.malloc = m;
-		agent_cxx_resolve(is_libstdcxx((void *)agent_real.znwm) &&
+		agent_cxx_resolve(is_libstdcxx((void *)agent_real.cxx.znwm) &&
 					  first_is_self("malloc") &&
 					  first_is_self("_Znwm"),
-				  is_libstdcxx((void *)agent_real.zdlpv) &&
+				  is_libstdcxx((void *)agent_real.cxx.zdlpv) &&
 					  first_is_self("free") &&
 					  first_is_self("_ZdlPv"));
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Mappings no loaded ELF object gives: unloaded objects and JIT code. */
 #include "agent_int.h"
+#include "search.h"
 #include "agent/lines.h"
 #include "pprof.h"
 
@@ -278,7 +279,7 @@ static void maps_visit(const char *line, size_t len, void *arg)
 uint64_t agent_maps_unmapped(void *ctx, struct pprof_profile *p, uint64_t addr)
 {
 	struct agent_maps *m = ctx;
-	size_t lo = 0, hi;
+	size_t lo;
 	struct xregion *r;
 
 	if (!m->read) {
@@ -286,15 +287,7 @@ uint64_t agent_maps_unmapped(void *ctx, struct pprof_profile *p, uint64_t addr)
 		m->read = true;
 		agent_lines("/proc/self/maps", maps_visit, m);
 	}
-	hi = m->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->regions[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_AFTER(m->regions, m->n, start, addr);
 	if (lo == 0 || addr >= m->regions[lo - 1].limit)
 		return 0;
 	r = &m->regions[lo - 1];

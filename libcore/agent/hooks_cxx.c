@@ -185,14 +185,14 @@ static void *fallback_new(size_t n, size_t align)
 	static void *forward_##fn params                                       \
 	{                                                                      \
 		struct agent_thread *t = &agent_tls;                           \
-		__typeof__(agent_real.fn) late;                                \
+		__typeof__(agent_real.cxx.fn) late;                            \
 		void *p;                                                       \
                                                                                \
-		if (unlikely(!agent_real.fn))                                  \
+		if (unlikely(!agent_real.cxx.fn))                              \
 			agent_resolve_real();                                  \
 		QUIET_NEW(t);                                                  \
-		if (agent_real.fn)                                             \
-			return agent_real.fn args;                             \
+		if (agent_real.cxx.fn)                                         \
+			return agent_real.cxx.fn args;                         \
 		p = fallback_new(n, align);                                    \
 		if (p)                                                         \
 			return p;                                              \
@@ -226,12 +226,12 @@ FORWARD_NEW(znam_al_nt, "_ZnamSt11align_val_tRKSt9nothrow_t",
 		struct agent_thread *t = &agent_tls;                           \
 		uint64_t frees;                                                \
                                                                                \
-		if (unlikely(!agent_real.fn))                                  \
+		if (unlikely(!agent_real.cxx.fn))                              \
 			agent_resolve_real();                                  \
 		frees = t->free_count;                                         \
 		t->quiet++;                                                    \
-		if (agent_real.fn)                                             \
-			agent_real.fn args;                                    \
+		if (agent_real.cxx.fn)                                         \
+			agent_real.cxx.fn args;                                \
 		else                                                           \
 			agent_real.free(p);                                    \
 		t->free_count = frees;                                         \
@@ -283,18 +283,7 @@ static void direct_free_nt(void *p, const void *nt PALLOC_UNUSED)
  * (forward_X resolves first), then direct_X or the real free where
  * agent_cxx_resolve() chooses them. Static: operators run before any
  * constructor of the agent's (libstdc++'s own initialisation). */
-static struct {
-	new_fn znwm, znam;
-	new_nt_fn znwm_nt, znam_nt;
-	new_al_fn znwm_al, znam_al;
-	new_al_nt_fn znwm_al_nt, znam_al_nt;
-	del_fn zdlpv, zdapv;
-	del_sz_fn zdlpv_sz, zdapv_sz;
-	del_nt_fn zdlpv_nt, zdapv_nt;
-	del_al_fn zdlpv_al, zdapv_al;
-	del_sz_al_fn zdlpv_sz_al, zdapv_sz_al;
-	del_al_nt_fn zdlpv_al_nt, zdapv_al_nt;
-} ways = {
+static struct agent_cxx_ops ways = {
 	.znwm = forward_znwm,
 	.znam = forward_znam,
 	.znwm_nt = forward_znwm_nt,

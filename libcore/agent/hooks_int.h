@@ -37,6 +37,23 @@ typedef void (*del_nt_fn)(void *, const void *);
 typedef void (*del_al_nt_fn)(void *, size_t, const void *);
 
 /*
+ * One pointer per C++ operator: the real ones (agent_real.cxx) and the
+ * way each interposed operator goes after counting (hooks_cxx.c).
+ */
+struct agent_cxx_ops {
+	new_fn znwm, znam;
+	new_nt_fn znwm_nt, znam_nt;
+	new_al_fn znwm_al, znam_al;
+	new_al_nt_fn znwm_al_nt, znam_al_nt;
+	del_fn zdlpv, zdapv;
+	del_sz_fn zdlpv_sz, zdapv_sz;
+	del_nt_fn zdlpv_nt, zdapv_nt;
+	del_al_fn zdlpv_al, zdapv_al;
+	del_sz_al_fn zdlpv_sz_al, zdapv_sz_al;
+	del_al_nt_fn zdlpv_al_nt, zdapv_al_nt;
+};
+
+/*
  * Until agent_resolve_real() has run, the required pointers lead to stubs
  * that resolve first (or, while dlsym itself allocates, serve from the
  * bootstrap buffer), so the hot paths never test for NULL.
@@ -52,16 +69,7 @@ struct agent_real {
 	free_sized_fn free_sized;
 	free_aligned_sized_fn free_aligned_sized;
 	/* C++: NULL when no later object defines them (a C program) */
-	new_fn znwm, znam;
-	new_nt_fn znwm_nt, znam_nt;
-	new_al_fn znwm_al, znam_al;
-	new_al_nt_fn znwm_al_nt, znam_al_nt;
-	del_fn zdlpv, zdapv;
-	del_sz_fn zdlpv_sz, zdapv_sz;
-	del_nt_fn zdlpv_nt, zdapv_nt;
-	del_al_fn zdlpv_al, zdapv_al;
-	del_sz_al_fn zdlpv_sz_al, zdapv_sz_al;
-	del_al_nt_fn zdlpv_al_nt, zdapv_al_nt;
+	struct agent_cxx_ops cxx;
 };
 extern struct agent_real agent_real;
 

@@ -195,68 +195,25 @@ void unseen_measure(struct unseen *u, int64_t heap_peak_bytes,
 					   "RssShmem"};
 	char status[4096];
 	struct allocstats_comparable c;
-	int64_t kb[4], hwm, file, shmem, own, base;
+	int64_t kb[4], heap, own;
+	struct unseen_status st;
+	bool have;
 
-	memset(u, 0, sizeof(*u));
-	u->anon_bytes = u->anon_peak_bytes = u->unseen_bytes = -1;
 	allocstats_comparable(&c);
-	u->heap_bytes = c.mapped_bytes > c.allocated_bytes ? c.mapped_bytes
-							   : c.allocated_bytes;
-	if (heap_peak_bytes > u->heap_bytes)
-		u->heap_bytes = heap_peak_bytes;
-	if (u->heap_bytes < 0)
-		u->heap_bytes = 0;
-	if (smallfile_read("/proc/self/status", status, sizeof(status)) <= 0)
-		return;
-	status_kb(status, keys, kb, 4);
-	u->anon_bytes = kb[0];
-	hwm = kb[1];
-	file = kb[2];
-	shmem = kb[3];
-	if (u->anon_bytes < 0)
-		return;
-	u->anon_peak_bytes = u->anon_bytes;
-	if (hwm >= 0 && file >= 0 && shmem >= 0 &&
-	    hwm - file - shmem > u->anon_peak_bytes)
-		u->anon_peak_bytes = hwm - file - shmem;
-	/* Without a peak of the heap, compare the present with the
-	 * present. */
-	u->at_peak = heap_peak_bytes >= 0;
-	base = u->at_peak ? u->anon_peak_bytes : u->anon_bytes;
+	heap = c.mapped_bytes > c.allocated_bytes ? c.mapped_bytes
+						  : c.allocated_bytes;
+	have = smallfile_read("/proc/self/status", status, sizeof(status)) > 0;
+	if (have) {
+		status_kb(status, keys, kb, 4);
+		st = (struct unseen_status){kb[0], kb[1], kb[2], kb[3]};
+	}
 	/* The agent's own memory: its arena and its static tables. */
 	own = (int64_t)__atomic_load_n(&agent_arena.mapped, __ATOMIC_RELAXED) +
 	      (int64_t)sizeof(agent_tab);
-	u->unseen_bytes = base - u->heap_bytes - own;
-	if (u->unseen_bytes < 0)
-		u->unseen_bytes = 0;
-	u->most = u->unseen_bytes >= UNSEEN_MIN_BYTES &&
-		  u->unseen_bytes > base / 2;
+	unseen_compute(u, have ? &st : NULL, heap, heap_peak_bytes, own);
+	if (u->anon_bytes < 0)
+		return;
 	if (owner == UNSEEN_OWNER_ALWAYS ||
 	    (owner == UNSEEN_OWNER_IF_MOST && u->most))
 		find_owner(u);
-}
-
-void unseen_text(const struct unseen *u, char *buf, size_t cap)
-{
-	struct fmt_buf b;
-	int64_t mib = 1 << 20;
-
-	fmt_init(&b, buf, cap);
-	fmt_append(
-		&b,
-		"most of this process's memory did not come through "
-		"malloc, so the profile does not show it: %lld MiB of "
-		"anonymous memory %s, %lld MiB of it not from the malloc "
-		"heap palloc saw (%lld MiB)",
-		(long long)(((u->at_peak ? u->anon_peak_bytes : u->anon_bytes) +
-			     mib / 2) /
-			    mib),
-		u->at_peak ? "at the peak" : "now",
-		(long long)((u->unseen_bytes + mib / 2) / mib),
-		(long long)((u->heap_bytes + mib / 2) / mib));
-	if (u->owner)
-		fmt_append(&b, "; likely owner: %s (%s)", u->owner, u->hint);
-	else
-		fmt_append(&b, "; it was mapped by other means (mmap, another "
-			       "allocator)");
 }

@@ -5,6 +5,7 @@
 #define PALLOC_UNSEEN_H
 
 #include "common.h"
+#include "unseen_calc.h"
 
 /*
  * A heap profile only shows what came through malloc. Go, V8 (node), the
@@ -21,21 +22,10 @@
  * not come through malloc, it says so, naming the likely owner recognised
  * from the loaded objects.
  *
- * Reads /proc with open/read into stack buffers: no allocation.
+ * Reads /proc with open/read into stack buffers: no allocation. The
+ * figures and the warning are pprof/unseen_calc.h's, which the commands
+ * use from outside.
  */
-
-#define UNSEEN_MIN_BYTES ((int64_t)16 << 20)
-
-struct unseen {
-	int64_t anon_bytes;	 /* RssAnon now; -1 unknown */
-	int64_t anon_peak_bytes; /* estimated peak anonymous RSS; -1 */
-	int64_t heap_bytes;	 /* the malloc heap the agent saw */
-	int64_t unseen_bytes;	 /* anonymous memory beyond it (>= 0); -1 */
-	bool most;		 /* more than half, and >= UNSEEN_MIN_BYTES */
-	bool at_peak;		 /* compared at the peak (else: now) */
-	const char *owner;	 /* "the Go runtime", ..., or NULL */
-	const char *hint;	 /* what to do instead, or NULL */
-};
 
 /* At agent init (the loader is usable): recognise a Go executable and an
  * active pymalloc, and detect the allocator. */
@@ -59,9 +49,5 @@ enum unseen_owner {
  * as owner says, else u->owner and u->hint stay NULL. */
 void unseen_measure(struct unseen *u, int64_t heap_peak_bytes,
 		    enum unseen_owner owner);
-
-/* The warning for u->most, without "palloc: warning: ", into buf[cap]:
- * "most of this process's memory did not come through malloc: ...". */
-void unseen_text(const struct unseen *u, char *buf, size_t cap);
 
 #endif /* PALLOC_UNSEEN_H */

@@ -205,3 +205,13 @@ void fmt_warn(const char *fmt, ...)
 	}
 	errno = saved;
 }
+
+void fmt_copy(char *dst, size_t cap, const char *src, size_t max)
+{
+	size_t n = strnlen(src, max);
+
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}

@@ -40,6 +40,10 @@ void fmt_vappend(struct fmt_buf *b, const char *fmt, va_list ap)
 /* Append n bytes of s (which need not be NUL-terminated). */
 void fmt_mem(struct fmt_buf *b, const char *s, size_t n);
 
+/* Copy src, up to its NUL or its max bytes (a fixed field of a record,
+ * whatever it holds), into dst[cap] (cap >= 1): cut, NUL-terminated. */
+void fmt_copy(char *dst, size_t cap, const char *src, size_t max);
+
 /* Write "palloc: <text>\n" to fd 2 in one write(2); errno is preserved.
  * Long messages are cut at 1024 bytes. */
 void fmt_warn(const char *fmt, ...) PALLOC_PRINTF(1, 2);

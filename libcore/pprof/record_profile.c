@@ -409,18 +409,6 @@ static int64_t round_stddev(double var)
 	return round_value(var > 0 ? sqrt(var) : 0);
 }
 
-/* Copy the string at src (NUL within max bytes when checked; the bound
- * holds whatever it became since) into dst[cap]. */
-static void copy_str(char *dst, size_t cap, const char *src, size_t max)
-{
-	size_t n = strnlen(src, max);
-
-	if (n >= cap)
-		n = cap - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
 /* A thread's records added to the stacks' sums. */
 struct wsum {
 	double alloc_objects, alloc_bytes, inuse_objects, inuse_bytes;
@@ -583,8 +571,8 @@ static uint64_t add_module(struct build *b, size_t i)
 
 	if (b->mod_ids[i])
 		return b->mod_ids[i];
-	copy_str(build_id, sizeof(build_id), m->build_id, sizeof(m->build_id));
-	copy_str(path, sizeof(path), m->path, (size_t)(end - m->path));
+	fmt_copy(build_id, sizeof(build_id), m->build_id, sizeof(m->build_id));
+	fmt_copy(path, sizeof(path), m->path, (size_t)(end - m->path));
 	b->mod_ids[i] = pprof_add_mapping(b->p, &pm);
 	return b->mod_ids[i];
 }
@@ -726,7 +714,7 @@ static int add_sample(struct build *b, size_t i, const struct wsum *extra)
 		any |= v[k] != 0;
 	if (!any)
 		return 0;
-	copy_str(thread, sizeof(thread), s->thread, sizeof(s->thread));
+	fmt_copy(thread, sizeof(thread), s->thread, sizeof(s->thread));
 	if (thread[0])
 		labels[n_labels++] = (struct pprof_label){
 			.key = "thread",
@@ -834,11 +822,11 @@ static int add_comments(struct build *b)
 	int rc = 0;
 
 	sum_counters(b->v, &c);
-	copy_str(cmdline, sizeof(cmdline), h->cmdline, sizeof(h->cmdline));
+	fmt_copy(cmdline, sizeof(cmdline), h->cmdline, sizeof(h->cmdline));
 	if (o->title)
-		copy_str(title, sizeof(title), o->title, sizeof(title));
+		fmt_copy(title, sizeof(title), o->title, sizeof(title));
 	else
-		copy_str(title, sizeof(title), h->title, sizeof(h->title));
+		fmt_copy(title, sizeof(title), h->title, sizeof(h->title));
 #define COMMENT(...)                                                           \
 	do {                                                                   \
 		fmt_init(&f, buf, sizeof(buf));                                \

@@ -2,6 +2,7 @@
 /* What the commands know of a process under palloc, from its record. */
 #include "common.h"
 #include "allocinfo.h"
+#include "fmt.h"
 #include "json.h"
 #include "msg.h"
 #include "num.h"
@@ -426,17 +427,6 @@ static struct allocinfo_agent *list_add(struct allocinfo_agent **v, size_t *n,
 	return e;
 }
 
-/* A string of the record's header, NUL-terminated within its field. */
-static void copy_field(char *dst, size_t cap, const char *src, size_t n)
-{
-	size_t len = strnlen(src, n);
-
-	if (len >= cap)
-		len = cap - 1;
-	memcpy(dst, src, len);
-	dst[len] = '\0';
-}
-
 /* The live processes that map a record: by /proc/PID/maps. */
 static int list_records(struct allocinfo_agent **v, size_t *n, size_t *cap)
 {
@@ -471,8 +461,8 @@ static int list_records(struct allocinfo_agent **v, size_t *n, size_t *cap)
 		if (!e->stats)
 			snprintf(e->error, sizeof(e->error), "%s", msg_last());
 		e->start_ns = s.v.h->start_unix_ns;
-		copy_field(e->program, sizeof(e->program), s.v.h->exe,
-			   sizeof(s.v.h->exe));
+		fmt_copy(e->program, sizeof(e->program), s.v.h->exe,
+			 sizeof(s.v.h->exe));
 		snap_free(&s);
 	}
 	free(pids);
@@ -512,8 +502,8 @@ static int list_dead(struct allocinfo_agent **v, size_t *n, size_t *cap)
 				 "not a record of this version");
 			continue;
 		}
-		copy_field(e->program, sizeof(e->program), h->exe,
-			   sizeof(h->exe));
+		fmt_copy(e->program, sizeof(e->program), h->exe,
+			 sizeof(h->exe));
 		/* what palloc-mallinfo lists: the allocator at the end */
 		e->stats = json_object();
 		json_set(e->stats, "program", json_str_or_null(e->program));

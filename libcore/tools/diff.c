@@ -2,6 +2,7 @@
 /* Profile difference: NEW minus BASE, stacks matched by symbolized frames. */
 #include "diff.h"
 #include "hash.h"
+#include "idxtab.h"
 
 #include <math.h>
 
@@ -35,23 +36,16 @@ struct stack {
 	size_t sample; /* first sample with this stack, in its profile */
 };
 
-/* An open-addressing table of uint32 indices + 1 (0: empty slot). */
-struct table {
-	uint32_t *slots;
-	size_t mask;
-	size_t used;
-};
-
 struct diff_state {
 	bool use_lines;
 	struct frame *frames;
 	size_t n_frames, cap_frames;
-	struct table frame_tab;
+	struct idxtab frame_tab;
 
 	const struct pprof_profile *prof[2]; /* NEW, BASE */
 	struct stack *stacks;
 	size_t n_stacks, cap_stacks;
-	struct table stack_tab;
+	struct idxtab stack_tab;
 	int64_t *values; /* n_stacks * n_types, NEW - BASE */
 	size_t cap_values, n_types;
 
@@ -95,44 +89,14 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-static int table_init(struct table *t, size_t expect)
+static uint64_t frame_hash(const void *ctx, uint32_t i)
 {
-	size_t n = 1024;
-
-	while (n < expect * 2)
-		n *= 2;
-	t->slots = calloc(n, sizeof(*t->slots));
-	if (!t->slots)
-		return msg_set_errno(ENOMEM, "diff: out of memory");
-	t->mask = n - 1;
-	t->used = 0;
-	return 0;
+	return ((const struct diff_state *)ctx)->frames[i].hash;
 }
 
-/* Rehash into twice the slots; hashes come from the element arrays. */
-static int table_grow(struct table *t, const struct diff_state *st, bool stacks)
+static uint64_t stack_hash(const void *ctx, uint32_t i)
 {
-	size_t n = (t->mask + 1) * 2;
-	uint32_t *slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return msg_set_errno(ENOMEM, "diff: out of memory");
-	for (size_t i = 0; i <= t->mask; i++) {
-		uint32_t v = t->slots[i];
-		uint64_t h;
-		size_t j;
-
-		if (!v)
-			continue;
-		h = stacks ? st->stacks[v - 1].hash : st->frames[v - 1].hash;
-		for (j = h & (n - 1); slots[j]; j = (j + 1) & (n - 1))
-			;
-		slots[j] = v;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->mask = n - 1;
-	return 0;
+	return ((const struct diff_state *)ctx)->stacks[i].hash;
 }
 
 static bool frame_eq(const struct frame *a, const struct frame *b)
@@ -145,14 +109,14 @@ static bool frame_eq(const struct frame *a, const struct frame *b)
 /* The id of frame f, added if new. Returns 0 or -1. */
 static int intern_frame(struct diff_state *st, struct frame *f, uint32_t *id)
 {
-	struct table *t = &st->frame_tab;
+	struct idxtab *t = &st->frame_tab;
 	size_t i;
 
 	f->hash = hash_fnv1a(HASH_FNV1A_INIT, &f->line, sizeof(f->line));
 	f->hash = hash_fnv1a(f->hash, &f->addr, sizeof(f->addr));
 	f->hash = hash_str(hash_str(f->hash, f->name), f->file);
 	f->hash = hash_mix(f->hash ^ f->symbolized);
-	for (i = f->hash & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
+	for (i = idxtab_first(t, f->hash); t->slots[i]; i = idxtab_next(t, i)) {
 		if (frame_eq(&st->frames[t->slots[i] - 1], f)) {
 			*id = t->slots[i] - 1;
 			return 0;
@@ -165,10 +129,7 @@ static int intern_frame(struct diff_state *st, struct frame *f, uint32_t *id)
 		return -1;
 	st->frames[st->n_frames] = *f;
 	*id = (uint32_t)st->n_frames++;
-	t->slots[i] = *id + 1;
-	if (++t->used * 2 > t->mask + 1)
-		return table_grow(t, st, false);
-	return 0;
+	return idxtab_put(t, i, *id, frame_hash, st);
 }
 
 static const char *base_name(const char *path)
@@ -297,13 +258,13 @@ static bool stack_eq(const struct diff_state *st, const struct stack *s,
 static int intern_stack(struct diff_state *st, size_t len, int which,
 			size_t sample, size_t *out)
 {
-	struct table *t = &st->stack_tab;
+	struct idxtab *t = &st->stack_tab;
 	uint64_t h = hash_mix(
 		hash_fnv1a(HASH_FNV1A_INIT, st->tmp, len * sizeof(uint32_t)));
 	struct stack *s;
 	size_t i;
 
-	for (i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
+	for (i = idxtab_first(t, h); t->slots[i]; i = idxtab_next(t, i)) {
 		s = &st->stacks[t->slots[i] - 1];
 		if (s->hash == h && stack_eq(st, s, len)) {
 			*out = t->slots[i] - 1;
@@ -335,9 +296,7 @@ static int intern_stack(struct diff_state *st, size_t len, int which,
 	for (size_t j = 0; st->vars && j < st->n_types; j++)
 		st->vars[st->n_stacks * st->n_types + j] = 0;
 	*out = st->n_stacks++;
-	t->slots[i] = (uint32_t)*out + 1;
-	if (++t->used * 2 > t->mask + 1)
-		return table_grow(t, st, true);
+	return idxtab_put(t, i, (uint32_t)*out, stack_hash, st);
 	return 0;
 }
 
@@ -523,9 +482,9 @@ static void copier_free(struct copier *c)
 static void state_free(struct diff_state *st)
 {
 	free(st->frames);
-	free(st->frame_tab.slots);
+	idxtab_free(&st->frame_tab);
 	free(st->stacks);
-	free(st->stack_tab.slots);
+	idxtab_free(&st->stack_tab);
 	free(st->values);
 	for (int i = 0; i < 2; i++) {
 		free(st->loc_off[i]);
@@ -799,9 +758,10 @@ int diff_profiles(const struct pprof_profile *base,
 	out->used_lines = st.use_lines;
 	st.prof[0] = new_p;
 	st.prof[1] = base;
-	if (table_init(&st.frame_tab, new_p->n_locations + base->n_locations) <
+	if (idxtab_init(&st.frame_tab, new_p->n_locations + base->n_locations) <
 		    0 ||
-	    table_init(&st.stack_tab, new_p->n_samples + base->n_samples) < 0 ||
+	    idxtab_init(&st.stack_tab, new_p->n_samples + base->n_samples) <
+		    0 ||
 	    setup_stddev(&st, out->profile, out->totals) < 0 ||
 	    map_locations(&st, new_p, 0) < 0 ||
 	    map_locations(&st, base, 1) < 0 ||

@@ -50,6 +50,22 @@ json_t *json_i64_or_null(bool have, int64_t v)
 	return oom(have ? json_integer((json_int_t)v) : json_null());
 }
 
+void json_set_i64(json_t *o, const char *key, int64_t v)
+{
+	json_set(o, key, json_i64_or_null(v >= 0, v));
+}
+
+void json_set_i64_fields(json_t *o, const void *base,
+			 const struct json_i64_field *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int64_t v;
+
+		memcpy(&v, (const char *)base + f[i].off, sizeof(v));
+		json_set_i64(o, f[i].key, v);
+	}
+}
+
 json_t *json_real_or_null(bool have, double v)
 {
 	return oom(have ? json_real(v) : json_null());

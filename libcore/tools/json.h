@@ -67,6 +67,20 @@ json_t *json_u64_or_null(bool have, uint64_t v);
 /* A signed integer when HAVE is true, else null. New reference or NULL. */
 json_t *json_i64_or_null(bool have, int64_t v);
 
+/*
+ * Figures that are -1 when unknown: "key": v, or "key": null when v < 0,
+ * set in o. json_set_i64_fields() sets one for each of the n fields of a
+ * table, in its order: the int64_t at base + off (a struct of figures,
+ * the table made with offsetof). Allocation failures as json_set().
+ */
+void json_set_i64(json_t *o, const char *key, int64_t v);
+struct json_i64_field {
+	const char *key;
+	size_t off;
+};
+void json_set_i64_fields(json_t *o, const void *base,
+			 const struct json_i64_field *f, size_t n);
+
 /* A real number when HAVE is true, else null (ratios, averages). */
 json_t *json_real_or_null(bool have, double v);
 

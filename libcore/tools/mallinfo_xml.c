@@ -7,8 +7,7 @@
 #include "msg.h"
 
 /*
- * The same reading as the agent's (agent/allocstats.c, which the agent
- * still uses for its own socket): tags are found by '<' and '>', a tag's
+ * Tags are found by '<' and '>', a tag's
  * name ends at a space, '/' or '>', and numeric attributes are read as
  * name="digits". Nothing else of XML is needed: malloc_info writes no
  * text, comments or entities.
@@ -66,25 +65,30 @@ static void totals_init(struct totals *t)
 	memset(t, 0xff, sizeof(*t)); /* every field -1: not reported */
 }
 
-static void set_i64(json_t *o, const char *key, int64_t v)
-{
-	json_set(o, key, json_i64_or_null(v >= 0, v));
-}
+/* In the order malloc_info writes them; the mmap ones in "total" only. */
+#define FIELD(name)                                                            \
+	{                                                                      \
+#name, offsetof(struct totals, name)                           \
+	}
+static const struct json_i64_field totals_fields[] = {
+	FIELD(fast_count),	     FIELD(fast_bytes),
+	FIELD(rest_count),	     FIELD(rest_bytes),
+	FIELD(mmap_count),	     FIELD(mmap_bytes),
+	FIELD(system_current_bytes), FIELD(system_max_bytes),
+	FIELD(aspace_total_bytes),   FIELD(aspace_mprotect_bytes),
+};
+#undef FIELD
+#define N_BEFORE_MMAP 4
+#define N_MMAP 2
 
 static void totals_json(json_t *o, const struct totals *t, bool with_mmap)
 {
-	set_i64(o, "fast_count", t->fast_count);
-	set_i64(o, "fast_bytes", t->fast_bytes);
-	set_i64(o, "rest_count", t->rest_count);
-	set_i64(o, "rest_bytes", t->rest_bytes);
-	if (with_mmap) {
-		set_i64(o, "mmap_count", t->mmap_count);
-		set_i64(o, "mmap_bytes", t->mmap_bytes);
-	}
-	set_i64(o, "system_current_bytes", t->system_current_bytes);
-	set_i64(o, "system_max_bytes", t->system_max_bytes);
-	set_i64(o, "aspace_total_bytes", t->aspace_total_bytes);
-	set_i64(o, "aspace_mprotect_bytes", t->aspace_mprotect_bytes);
+	const size_t after = N_BEFORE_MMAP + N_MMAP;
+
+	json_set_i64_fields(o, t, totals_fields,
+			    with_mmap ? after : N_BEFORE_MMAP);
+	json_set_i64_fields(o, t, totals_fields + after,
+			    ARRAY_SIZE(totals_fields) - after);
 }
 
 static void total_tag(struct totals *t, const char *name, size_t nl,
@@ -154,7 +158,7 @@ int mallinfo_xml_json(json_t *specific, const char *xml, size_t len)
 			totals_init(&heap);
 			cur = json_object();
 			chunks = json_array();
-			set_i64(cur, "index", xml_attr(p, n, "nr"));
+			json_set_i64(cur, "index", xml_attr(p, n, "nr"));
 			json_set(cur, "free_chunks", chunks);
 			json_push(arenas, cur);
 			heaps++;
@@ -167,10 +171,10 @@ int mallinfo_xml_json(json_t *specific, const char *xml, size_t len)
 
 			json_set(c, "kind",
 				 json_string(nl == 4 ? "bin" : "unsorted"));
-			set_i64(c, "from_bytes", xml_attr(p, n, "from"));
-			set_i64(c, "to_bytes", xml_attr(p, n, "to"));
-			set_i64(c, "total_bytes", xml_attr(p, n, "total"));
-			set_i64(c, "count", xml_attr(p, n, "count"));
+			json_set_i64(c, "from_bytes", xml_attr(p, n, "from"));
+			json_set_i64(c, "to_bytes", xml_attr(p, n, "to"));
+			json_set_i64(c, "total_bytes", xml_attr(p, n, "total"));
+			json_set_i64(c, "count", xml_attr(p, n, "count"));
 			json_push(chunks, c);
 		} else {
 			total_tag(cur ? &heap : &all, name, nl, p, n);

@@ -2,6 +2,7 @@
 /* Read /tmp/perf-PID.map files safely and look addresses up in them. */
 #include "perfmap.h"
 #include "msg.h"
+#include "search.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -213,17 +214,10 @@ fail:
 
 const char *perfmap_lookup(const struct perfmap *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m ? m->n : 0;
+	size_t lo, hi = m ? m->n : 0;
 	const struct pm_entry *best = NULL;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->e[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_AFTER(m->e, hi, start, addr);
 	for (size_t k = lo, steps = 0;
 	     k > 0 && m->e[k - 1].max_end > addr && steps < OVERLAP_WALK;
 	     k--, steps++) {

@@ -9,8 +9,6 @@
 
 #include <limits.h>
 
-#define UNSEEN_MIN_BYTES ((int64_t)16 << 20) /* agent/unseen.h's */
-
 const char *record_docs_allocator_name(uint32_t kind)
 {
 	/* allocstats.h's enum allocstats_kind, which the record keeps */
@@ -94,39 +92,19 @@ static int64_t status_kb(const char *status, const char *key)
 	return -1;
 }
 
-void record_unseen_compute(struct record_unseen *u, const char *status,
+void record_unseen_compute(struct unseen *u, const char *status,
 			   int64_t heap_bytes, int64_t heap_peak_bytes,
 			   int64_t own_bytes)
 {
-	int64_t hwm, file, shmem, base;
+	struct unseen_status st;
 
-	memset(u, 0, sizeof(*u));
-	u->anon_bytes = u->anon_peak_bytes = u->unseen_bytes = -1;
-	u->heap_bytes = heap_bytes;
-	if (heap_peak_bytes > u->heap_bytes)
-		u->heap_bytes = heap_peak_bytes;
-	if (u->heap_bytes < 0)
-		u->heap_bytes = 0;
-	if (!status)
-		return;
-	u->anon_bytes = status_kb(status, "RssAnon");
-	hwm = status_kb(status, "VmHWM");
-	file = status_kb(status, "RssFile");
-	shmem = status_kb(status, "RssShmem");
-	if (u->anon_bytes < 0)
-		return;
-	u->anon_peak_bytes = u->anon_bytes;
-	if (hwm >= 0 && file >= 0 && shmem >= 0 &&
-	    hwm - file - shmem > u->anon_peak_bytes)
-		u->anon_peak_bytes = hwm - file - shmem;
-	u->at_peak = heap_peak_bytes >= 0;
-	base = u->at_peak ? u->anon_peak_bytes : u->anon_bytes;
-	u->unseen_bytes =
-		base - u->heap_bytes - (own_bytes > 0 ? own_bytes : 0);
-	if (u->unseen_bytes < 0)
-		u->unseen_bytes = 0;
-	u->most = u->unseen_bytes >= UNSEEN_MIN_BYTES &&
-		  u->unseen_bytes > base / 2;
+	if (status)
+		st = (struct unseen_status){status_kb(status, "RssAnon"),
+					    status_kb(status, "VmHWM"),
+					    status_kb(status, "RssFile"),
+					    status_kb(status, "RssShmem")};
+	unseen_compute(u, status ? &st : NULL, heap_bytes, heap_peak_bytes,
+		       own_bytes);
 }
 
 /* Does a line of maps name a file whose base name starts with name? */
@@ -149,8 +127,8 @@ static bool maps_has(const char *maps, const char *name)
 	return false;
 }
 
-void record_unseen_owner(struct record_unseen *u, const char *maps,
-			 const char *exe, const char *environ, size_t env_len)
+void record_unseen_owner(struct unseen *u, const char *maps, const char *exe,
+			 const char *environ, size_t env_len)
 {
 	bool pymalloc_off = false;
 
@@ -182,33 +160,6 @@ void record_unseen_owner(struct record_unseen *u, const char *maps,
 			"Python keeps small objects in its own arenas; run it "
 			"with PYTHONMALLOC=malloc to profile them";
 	}
-}
-
-void record_unseen_text(const struct record_unseen *u, char *buf, size_t cap)
-{
-	int64_t mib = 1 << 20;
-	int n = snprintf(
-		buf, cap,
-		"most of this process's memory did not come through "
-		"malloc, so the profile does not show it: %lld MiB of "
-		"anonymous memory %s, %lld MiB of it not from the malloc "
-		"heap palloc saw (%lld MiB)",
-		(long long)(((u->at_peak ? u->anon_peak_bytes : u->anon_bytes) +
-			     mib / 2) /
-			    mib),
-		u->at_peak ? "at the peak" : "now",
-		(long long)((u->unseen_bytes + mib / 2) / mib),
-		(long long)((u->heap_bytes + mib / 2) / mib));
-
-	if (n < 0 || (size_t)n >= cap)
-		return;
-	if (u->owner)
-		snprintf(buf + n, cap - (size_t)n, "; likely owner: %s (%s)",
-			 u->owner, u->hint);
-	else
-		snprintf(buf + n, cap - (size_t)n,
-			 "; it was mapped by other means (mmap, another "
-			 "allocator)");
 }
 
 /* The sampled or exact peak of the heap plus 16 bytes of overhead per
@@ -251,7 +202,7 @@ static char *proc_text(pid_t pid, const char *name, size_t *len)
 }
 
 static void unseen_of(const struct record_view *v,
-		      const struct record_docs_ctx *c, struct record_unseen *u)
+		      const struct record_docs_ctx *c, struct unseen *u)
 {
 	const struct record_header *h = v->h;
 	const struct record_allocator *a = &h->allocator;
@@ -289,11 +240,6 @@ static void unseen_of(const struct record_view *v,
 
 /* ---- the documents ---- */
 
-static void set_i64(json_t *o, const char *key, int64_t v)
-{
-	json_set(o, key, json_i64_or_null(v >= 0, v));
-}
-
 static double seconds(int64_t ns)
 {
 	return (double)ns / 1e9;
@@ -315,7 +261,7 @@ json_t *record_docs_stats(const struct record_view *v,
 {
 	const struct record_header *h = v->h;
 	struct record_stats st;
-	struct record_unseen u;
+	struct unseen u;
 	bool exact;
 	int64_t inuse, peak, end;
 	const char *peak_source;
@@ -349,14 +295,14 @@ json_t *record_docs_stats(const struct record_view *v,
 	json_set(j, "alloc_count", json_u64(st.alloc_count));
 	json_set(j, "free_count", json_u64(st.free_count));
 	json_set(j, "alloc_bytes", json_u64(st.alloc_bytes));
-	set_i64(j, "inuse_bytes", inuse);
+	json_set_i64(j, "inuse_bytes", inuse);
 	json_set(j, "inuse_source",
 		 json_str_or_null(exact	       ? "exact"
 				  : inuse >= 0 ? "allocator"
 					       : NULL));
-	set_i64(j, "peak_inuse_bytes", peak);
+	json_set_i64(j, "peak_inuse_bytes", peak);
 	json_set(j, "peak_inuse_source", json_string(peak_source));
-	set_i64(j, "sampled_inuse_bytes", st.inuse_bytes_sampled);
+	json_set_i64(j, "sampled_inuse_bytes", st.inuse_bytes_sampled);
 	json_set(j, "sampled_count", json_u64(st.samples));
 	json_set(j, "dropped_count", json_u64(st.dropped));
 	json_set(j, "dropped_bytes",
@@ -366,14 +312,15 @@ json_t *record_docs_stats(const struct record_view *v,
 	json_set(j, "allocator",
 		 json_string(record_docs_allocator_name(record_docs_allocator(
 			 v, c->maps, object, sizeof(object)))));
-	set_i64(j, "allocator_allocated_bytes", st.allocator->allocated_bytes);
-	set_i64(j, "anon_bytes", u.anon_bytes);
-	set_i64(j, "anon_peak_bytes", u.anon_peak_bytes);
-	set_i64(j, "heap_seen_bytes", u.heap_bytes);
-	set_i64(j, "unseen_bytes", u.unseen_bytes);
+	json_set_i64(j, "allocator_allocated_bytes",
+		     st.allocator->allocated_bytes);
+	json_set_i64(j, "anon_bytes", u.anon_bytes);
+	json_set_i64(j, "anon_peak_bytes", u.anon_peak_bytes);
+	json_set_i64(j, "heap_seen_bytes", u.heap_bytes);
+	json_set_i64(j, "unseen_bytes", u.unseen_bytes);
 	json_set(j, "unseen_owner", json_str_or_null(u.owner));
 	if (u.most)
-		record_unseen_text(&u, text, sizeof(text));
+		unseen_text(&u, text, sizeof(text));
 	json_set(j, "unseen_warning", json_str_or_null(u.most ? text : NULL));
 	/* What the record adds. */
 	json_set(j, "state", json_string(c->life ? c->life : "live"));
@@ -397,19 +344,40 @@ json_t *record_docs_stats(const struct record_view *v,
 	return j;
 }
 
+#define FIELD(key, member)                                                     \
+	{                                                                      \
+		key, offsetof(struct record_allocator, member)                 \
+	}
+
+/* The allocator's figures every kind is asked for (allocstats.h). */
+static const struct json_i64_field comparable_fields[] = {
+	FIELD("allocated_bytes", allocated_bytes),
+	FIELD("active_bytes", active_bytes),
+	FIELD("resident_bytes", resident_bytes),
+	FIELD("mapped_bytes", mapped_bytes),
+	FIELD("retained_bytes", retained_bytes),
+	FIELD("free_bytes", free_bytes),
+	FIELD("metadata_bytes", metadata_bytes),
+};
+
+/* glibc's mallinfo2(3), under palloc-mallinfo(1)'s names. */
+static const struct json_i64_field mallinfo2_fields[] = {
+	FIELD("arena_bytes", arena),	   FIELD("ordblks_count", ordblks),
+	FIELD("smblks_count", smblks),	   FIELD("hblks_count", hblks),
+	FIELD("hblkhd_bytes", hblkhd),	   FIELD("usmblks_bytes", usmblks),
+	FIELD("fsmblks_bytes", fsmblks),   FIELD("uordblks_bytes", uordblks),
+	FIELD("fordblks_bytes", fordblks), FIELD("keepcost_bytes", keepcost),
+};
+#undef FIELD
+
 static void comparable(json_t *j, const struct record_allocator *a,
 		       int64_t arena_count)
 {
 	json_t *o = json_object();
 
-	set_i64(o, "allocated_bytes", a->allocated_bytes);
-	set_i64(o, "active_bytes", a->active_bytes);
-	set_i64(o, "resident_bytes", a->resident_bytes);
-	set_i64(o, "mapped_bytes", a->mapped_bytes);
-	set_i64(o, "retained_bytes", a->retained_bytes);
-	set_i64(o, "free_bytes", a->free_bytes);
-	set_i64(o, "metadata_bytes", a->metadata_bytes);
-	set_i64(o, "arena_count", arena_count);
+	json_set_i64_fields(o, a, comparable_fields,
+			    ARRAY_SIZE(comparable_fields));
+	json_set_i64(o, "arena_count", arena_count);
 	json_set(j, "comparable", o);
 }
 
@@ -418,16 +386,8 @@ static json_t *glibc_specific(const struct record_view *v,
 {
 	json_t *s = json_object(), *mi = json_object();
 
-	set_i64(mi, "arena_bytes", a->arena);
-	set_i64(mi, "ordblks_count", a->ordblks);
-	set_i64(mi, "smblks_count", a->smblks);
-	set_i64(mi, "hblks_count", a->hblks);
-	set_i64(mi, "hblkhd_bytes", a->hblkhd);
-	set_i64(mi, "usmblks_bytes", a->usmblks);
-	set_i64(mi, "fsmblks_bytes", a->fsmblks);
-	set_i64(mi, "uordblks_bytes", a->uordblks);
-	set_i64(mi, "fordblks_bytes", a->fordblks);
-	set_i64(mi, "keepcost_bytes", a->keepcost);
+	json_set_i64_fields(mi, a, mallinfo2_fields,
+			    ARRAY_SIZE(mallinfo2_fields));
 	json_set(s, "mallinfo2", mi);
 	*heaps = mallinfo_xml_json(s, v->text, v->text_len);
 	return s;
@@ -442,27 +402,27 @@ static json_t *other_specific(uint32_t kind, const struct record_allocator *a)
 	switch (kind) {
 	case 2: /* jemalloc */
 		json_set(s, "version", json_null());
-		set_i64(s, "allocated_bytes", a->allocated_bytes);
-		set_i64(s, "active_bytes", a->active_bytes);
-		set_i64(s, "metadata_bytes", a->metadata_bytes);
+		json_set_i64(s, "allocated_bytes", a->allocated_bytes);
+		json_set_i64(s, "active_bytes", a->active_bytes);
+		json_set_i64(s, "metadata_bytes", a->metadata_bytes);
 		json_set(s, "metadata_thp_bytes", json_null());
-		set_i64(s, "resident_bytes", a->resident_bytes);
-		set_i64(s, "mapped_bytes", a->mapped_bytes);
-		set_i64(s, "retained_bytes", a->retained_bytes);
-		set_i64(s, "narenas", a->arena_count);
+		json_set_i64(s, "resident_bytes", a->resident_bytes);
+		json_set_i64(s, "mapped_bytes", a->mapped_bytes);
+		json_set_i64(s, "retained_bytes", a->retained_bytes);
+		json_set_i64(s, "narenas", a->arena_count);
 		json_set(s, "page_bytes", json_null());
 		json_set(s, "arenas", json_array());
 		break;
 	case 3: /* mimalloc */
 		json_set(s, "version", json_null());
-		set_i64(s, "current_commit_bytes", a->mapped_bytes);
+		json_set_i64(s, "current_commit_bytes", a->mapped_bytes);
 		json_set(s, "stats_text", json_array());
 		break;
 	case 4: /* tcmalloc */
-		set_i64(s, "current_allocated_bytes", a->allocated_bytes);
-		set_i64(s, "total_physical_bytes", a->resident_bytes);
-		set_i64(s, "pageheap_free_bytes", a->free_bytes);
-		set_i64(s, "pageheap_unmapped_bytes", a->retained_bytes);
+		json_set_i64(s, "current_allocated_bytes", a->allocated_bytes);
+		json_set_i64(s, "total_physical_bytes", a->resident_bytes);
+		json_set_i64(s, "pageheap_free_bytes", a->free_bytes);
+		json_set_i64(s, "pageheap_unmapped_bytes", a->retained_bytes);
 		break;
 	default:
 		break;

@@ -4,6 +4,7 @@
 #define PALLOC_RECORD_DOCS_H
 
 #include "common.h"
+#include "unseen_calc.h"
 #include "record_profile.h"
 
 #include <jansson.h>
@@ -29,20 +30,12 @@ struct record_docs_ctx {
 };
 
 /*
- * What unseen.h computes inside the agent, from outside: the anonymous
- * memory of the process (/proc/PID/status text: RssAnon now, and at the
- * peak VmHWM - RssFile - RssShmem) against the malloc heap it saw. Pure:
- * status is the text of /proc/PID/status (NULL: unknown), heap_bytes
- * the larger of the allocator's mapped and allocated bytes,
- * heap_peak_bytes the sampled or exact peak plus overhead (-1: none),
- * own_bytes the agent's own anonymous memory (0 when not known).
+ * What agent/unseen.h measures inside the agent, from outside, with
+ * pprof/unseen_calc.h's figures: status is the text of /proc/PID/status
+ * (NULL: unknown); heap_bytes, heap_peak_bytes and own_bytes as
+ * unseen_compute() takes them.
  */
-struct record_unseen {
-	int64_t anon_bytes, anon_peak_bytes, heap_bytes, unseen_bytes;
-	bool most, at_peak;
-	const char *owner, *hint; /* static strings, or NULL */
-};
-void record_unseen_compute(struct record_unseen *u, const char *status,
+void record_unseen_compute(struct unseen *u, const char *status,
 			   int64_t heap_bytes, int64_t heap_peak_bytes,
 			   int64_t own_bytes);
 
@@ -50,11 +43,8 @@ void record_unseen_compute(struct record_unseen *u, const char *status,
  * text of /proc/PID/maps (libjvm.so, libnode.so, libv8*, libpython*),
  * the executable's name and /proc/PID/environ's PYTHONMALLOC: sets
  * u->owner and u->hint (NULL, NULL when none). */
-void record_unseen_owner(struct record_unseen *u, const char *maps,
-			 const char *exe, const char *environ, size_t env_len);
-
-/* The warning for u->most, as the agent words it. */
-void record_unseen_text(const struct record_unseen *u, char *buf, size_t cap);
+void record_unseen_owner(struct unseen *u, const char *maps, const char *exe,
+			 const char *environ, size_t env_len);
 
 /*
  * /debug/palloc/stats: the keys of palloc-dump(1) in its order, then

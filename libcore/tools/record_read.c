@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Finding and copying records (wire/record.h) from outside the process. */
 #include "common.h"
+#include "search.h"
 #include "rundir.h"
 #include "msg.h"
 #include "procfs.h"
@@ -609,7 +610,7 @@ nomem:
 uint64_t record_maps_unmapped(void *ctx, struct pprof_profile *p, uint64_t addr)
 {
 	struct record_maps *m = ctx;
-	size_t lo = 0, hi = m->n;
+	size_t lo, hi = m->n;
 	struct record_maps_region *r;
 
 	if (m->p != p) { /* ids of another profile */
@@ -617,14 +618,7 @@ uint64_t record_maps_unmapped(void *ctx, struct pprof_profile *p, uint64_t addr)
 			m->v[i].id = 0;
 		m->p = p;
 	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_AFTER(m->v, hi, start, addr);
 	if (lo == 0 || addr >= m->v[lo - 1].limit)
 		return 0;
 	r = &m->v[lo - 1];

@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "hash.h"
+#include "idxtab.h"
 #include "json.h"
 #include "cli.h"
 #include "msg_cli.h"
@@ -25,9 +26,8 @@ struct node {
 struct builder {
 	struct node *nodes;
 	size_t n_nodes, cap_nodes;
-	uint32_t *slots; /* open addressing, node index + 1 */
-	size_t mask;
-	char **owned; /* generated names of unsymbolized frames */
+	struct idxtab tab; /* of nodes, by name */
+	char **owned;	   /* generated names of unsymbolized frames */
 	size_t n_owned;
 };
 
@@ -43,37 +43,23 @@ static uint64_t abs64(int64_t v)
 	return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
 }
 
-static int rehash(struct builder *b)
+static uint64_t node_hash(const void *ctx, uint32_t i)
 {
-	size_t n = b->mask ? (b->mask + 1) * 2 : 1024;
-	uint32_t *slots = calloc(n, sizeof(*slots));
+	const struct builder *b = ctx;
 
-	if (!slots)
-		return msg_set_errno(ENOMEM, "report: out of memory");
-	for (size_t i = 0; i < b->n_nodes; i++) {
-		size_t j = str_hash(b->nodes[i].name) & (n - 1);
-
-		while (slots[j])
-			j = (j + 1) & (n - 1);
-		slots[j] = (uint32_t)i + 1;
-	}
-	free(b->slots);
-	b->slots = slots;
-	b->mask = n - 1;
-	return 0;
+	return str_hash(b->nodes[i].name);
 }
 
 /* The node named name (added if new), or -1. */
 static ssize_t node_of(struct builder *b, const char *name)
 {
+	struct idxtab *t = &b->tab;
 	size_t j;
 
-	if (!b->mask || (b->n_nodes + 1) * 2 > b->mask + 1)
-		if (rehash(b) < 0)
-			return -1;
-	for (j = str_hash(name) & b->mask; b->slots[j]; j = (j + 1) & b->mask)
-		if (strcmp(b->nodes[b->slots[j] - 1].name, name) == 0)
-			return (ssize_t)b->slots[j] - 1;
+	for (j = idxtab_first(t, str_hash(name)); t->slots[j];
+	     j = idxtab_next(t, j))
+		if (strcmp(b->nodes[t->slots[j] - 1].name, name) == 0)
+			return (ssize_t)t->slots[j] - 1;
 	if (b->n_nodes == b->cap_nodes) {
 		size_t n = b->cap_nodes ? b->cap_nodes * 2 : 256;
 		struct node *p = realloc(b->nodes, n * sizeof(*p));
@@ -84,7 +70,8 @@ static ssize_t node_of(struct builder *b, const char *name)
 		b->cap_nodes = n;
 	}
 	b->nodes[b->n_nodes] = (struct node){.name = name};
-	b->slots[j] = (uint32_t)b->n_nodes + 1;
+	if (idxtab_put(t, j, (uint32_t)b->n_nodes, node_hash, b) < 0)
+		return -1;
 	return (ssize_t)b->n_nodes++;
 }
 
@@ -307,6 +294,10 @@ struct report *report_by_function(const struct pprof_profile *p,
 		return NULL;
 	}
 	memset(&b, 0, sizeof(b));
+	if (idxtab_init(&b.tab, 0) < 0) {
+		free(r);
+		return NULL;
+	}
 	r->sample_index = sample_index;
 	r->sample_type = strdup(p->sample_types[sample_index].type);
 	r->unit = strdup(p->sample_types[sample_index].unit);
@@ -322,7 +313,7 @@ out:
 		free(b.owned[i]);
 	free(b.owned);
 	free(b.nodes);
-	free(b.slots);
+	idxtab_free(&b.tab);
 	free(off);
 	free(ids);
 	if (rc < 0) {

@@ -238,7 +238,7 @@ static bool file_is_go(const char *path)
 static void dead_owner(const struct record_view *v, const char **owner,
 		       const char **hint)
 {
-	struct record_unseen u = {0};
+	struct unseen u = {0};
 	char exe[RECORD_STR];
 	size_t len = 1;
 	char *text;

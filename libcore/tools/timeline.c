@@ -2,6 +2,7 @@
 /* palloc-run --timeline: samples and events of the processes, NDJSON. */
 #include "common.h"
 #include "cgroup.h"
+#include "clock.h"
 #include "msg.h"
 #include "procfs.h"
 #include "safefile.h"
@@ -92,14 +93,6 @@ struct timeline {
 	struct tl_pending *pend;
 	size_t npend;
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int64_t now_ns(void)
 {
@@ -339,7 +332,7 @@ static void cgroup_lookup(struct tl_proc *p)
 	struct cgroup_mem cg;
 	char d[PATH_MAX], f[PATH_MAX + 32];
 	const char *lim, *use;
-	long long now = now_ms();
+	long long now = clock_mono_ms();
 	uint64_t l;
 
 	if (p->cg_known && (p->limit || now < p->cg_ms))
@@ -479,11 +472,12 @@ static void sample(struct timeline *t, struct tl_proc *p, const char *rec,
 
 	if (h)
 		header_heap(h, &hp);
-	if (rec && now_ms() >= p->read_ms) {
-		long long t0 = now_ms();
+	if (rec && clock_mono_ms() >= p->read_ms) {
+		long long t0 = clock_mono_ms();
 
 		read_alloc(rec, p->pid, &hp);
-		p->read_ms = now_ms() + (now_ms() - t0) * READ_SHARE;
+		p->read_ms =
+			clock_mono_ms() + (clock_mono_ms() - t0) * READ_SHARE;
 	}
 	have_ps = procfs_read_status(NULL, p->pid, &ps) == 0;
 	if (!have_ps)
@@ -609,11 +603,12 @@ static void check_gone(struct timeline *t, struct tl_proc *p, bool final)
 		}
 	}
 	if (!p->gone_ms) {
-		p->gone_ms = now_ms();
+		p->gone_ms = clock_mono_ms();
 		p->gone_ns = now_ns();
 	}
 	status = reaped_status(t, p->pid);
-	if (status >= 0 || final || now_ms() - p->gone_ms >= GONE_GRACE_MS)
+	if (status >= 0 || final ||
+	    clock_mono_ms() - p->gone_ms >= GONE_GRACE_MS)
 		exit_event(t, p, status, p->gone_ns);
 }
 
@@ -842,22 +837,22 @@ static void *timeline_main(void *arg)
 {
 	struct timeline *t = arg;
 	long long period = (long long)(t->cfg.period_ns / 1000000);
-	long long next = now_ms();
+	long long next = clock_mono_ms();
 
 	for (;;) {
 		struct pollfd pf = {.fd = t->wake[0], .events = POLLIN};
-		long long wait = next - now_ms();
+		long long wait = next - clock_mono_ms();
 		int rc = poll(&pf, 1, wait > 0 ? (int)wait : 0);
 
 		if (rc > 0 || (rc < 0 && errno != EINTR))
 			break;
-		if (now_ms() < next)
+		if (clock_mono_ms() < next)
 			continue;
 		pass(t, false);
 		/* a late look is not made up for: the next is a period on */
 		next += period;
-		if (next <= now_ms())
-			next = now_ms() + period;
+		if (next <= clock_mono_ms())
+			next = clock_mono_ms() + period;
 	}
 	return NULL;
 }

@@ -66,19 +66,25 @@ static struct pprof_profile *build(void)
 	return p;
 }
 
-static char *capture(const struct pprof_profile *p, int idx, int *rc)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+struct folded_args {
+	const struct pprof_profile *p;
+	int idx;
+};
 
-	if (!f)
-		return NULL;
-	*rc = folded_write(f, p, idx);
-	fclose(f);
-	return buf;
+static int write_folded(FILE *fp, void *ctx)
+{
+	const struct folded_args *a = ctx;
+
+	return folded_write(fp, a->p, a->idx);
 }
 
+/* The folded text of sample type idx of p; folded_write's return in *rc. */
+static char *capture(const struct pprof_profile *p, int idx, int *rc)
+{
+	struct folded_args a = {p, idx};
+
+	return tap_capture(write_folded, &a, rc);
+}
 static void test_folded(void)
 {
 	struct pprof_profile *p = build();
@@ -113,6 +119,11 @@ static void test_folded(void)
 	pprof_free(p);
 }
 
+static int write_prom(FILE *fp, void *ctx)
+{
+	return allocinfo_prom(fp, ctx, 1);
+}
+
 static void test_prom(void)
 {
 	const char *stats_text =
@@ -124,16 +135,12 @@ static void test_prom(void)
 		"\"allocated_bytes\":1000,\"active_bytes\":null}}";
 	json_error_t err;
 	struct allocinfo_proc v = {.pid = 42, .program = "x\"y"};
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int rc;
+	char *buf;
+	int rc = -1;
 
 	v.stats = json_loads(stats_text, 0, &err);
 	v.mallinfo = json_loads(mi_text, 0, &err);
-	rc = f ? allocinfo_prom(f, &v, 1) : -1;
-	if (f)
-		fclose(f);
+	buf = tap_capture(write_prom, &v, &rc);
 	tap_ok(rc == 0 && buf &&
 		       strstr(buf, "# TYPE palloc_alloc_total counter\n"
 				   "palloc_alloc_total{pid=\"42\","

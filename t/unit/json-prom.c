@@ -9,20 +9,6 @@
 
 #include "tap.h"
 
-/* The text FN writes to a memory stream, as a new string. */
-static char *capture(int (*fn)(FILE *fp))
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
-
-	if (!fp)
-		return NULL;
-	fn(fp);
-	fclose(fp);
-	return buf;
-}
-
 /* The text as TAP comments, for a failure's log. */
 static void diag_text(const char *text)
 {
@@ -39,7 +25,7 @@ static void diag_text(const char *text)
 	putchar('\n');
 }
 
-static int write_top(FILE *fp)
+static int write_top(FILE *fp, void *ctx PALLOC_UNUSED)
 {
 	json_t *top = json_top_new("palloc-test");
 	int rc;
@@ -59,7 +45,7 @@ static int write_top(FILE *fp)
 	return rc;
 }
 
-static int write_prom(FILE *fp)
+static int write_prom(FILE *fp, void *ctx PALLOC_UNUSED)
 {
 	char name[PROM_NAME_MAX];
 	struct prom_label l[2] = {{"pid", "7"}, {"command", "a\"b\\c\nd"}};
@@ -77,8 +63,9 @@ static int write_prom(FILE *fp)
 int main(void)
 {
 	char *text, small[12];
+	int rc = 0;
 
-	text = capture(write_top);
+	text = tap_capture(write_top, NULL, &rc);
 	tap_ok(text && strcmp(text,
 			      "{\"format\": \"palloc-test\", "
 			      "\"format_version\": 1, \"size_bytes\": 42, "
@@ -94,7 +81,7 @@ int main(void)
 		       !json_failed(),
 	       "json_set on NULL fails, json_failed() reports it once");
 
-	text = capture(write_prom);
+	text = tap_capture(write_prom, NULL, &rc);
 	tap_ok(text && strcmp(text,
 			      "# HELP palloc_test_metric_bytes Help with \\\\ "
 			      "and\\nnewline.\n"

@@ -103,7 +103,7 @@ static void cut(void)
 
 static void unseen(void)
 {
-	struct record_unseen u;
+	struct unseen u;
 	const char status[] = "Name:\tx\nVmHWM:\t  204800 kB\n"
 			      "RssAnon:\t  102400 kB\nRssFile:\t    2048 kB\n"
 			      "RssShmem:\t       0 kB\n";

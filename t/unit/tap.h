@@ -25,6 +25,22 @@ static inline int tap_ok(int cond, const char *fmt, ...)
 	return cond;
 }
 
+/* What fn(fp, ctx) writes to a memory stream, as a string to free (NULL:
+ * no stream); fn's return value in *rc (unchanged without a stream). */
+static inline char *tap_capture(int (*fn)(FILE *fp, void *ctx), void *ctx,
+				int *rc)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	if (!fp)
+		return NULL;
+	*rc = fn(fp, ctx);
+	fclose(fp);
+	return buf;
+}
+
 /* Print the plan after the tests ("1..N") and return the exit status. */
 static inline int tap_done(void)
 {
