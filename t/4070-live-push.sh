@@ -15,7 +15,7 @@ need jq push-steady
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip_all "no /usr/bin/python3"
 if asan palloc-dump; then skip_all "a sanitized build cannot load the agent"; fi
-plan 25
+plan 26
 
 srv=$top_srcdir/t/helper/push-server.py
 pids=
@@ -197,7 +197,7 @@ check "Pyroscope: each window's alloc = the bursts of that window, inuse 6000 B 
 check "Parca: the same in its two series" \
 	"$PY" verify.py $pa parca "$a" a.out 1000 2 6
 
-host=$(hostname)
+host=$(uname -n)
 check "every Pyroscope upload names the service, pid, hostname, label" \
 	jqe -s --arg pid "$a" --arg h "$host" '[.[] | select(.ok and
 		.labels.pid == $pid and .labels.env == "test")] | length > 0 and all(.service ==
@@ -246,7 +246,7 @@ else
 	skip "go (golang-go) not installed"
 fi
 
-# OTLP: the encoder, or one line saying it is not there (exit 2).
+# OTLP: the request, as protoc reads it.
 PALLOC_SAMPLE_RATE=1 LD_PRELOAD=$PALLOC_AGENT push-steady 1000 2 250 6 \
 	>c.out 2>c.err &
 c=$!
@@ -256,20 +256,35 @@ palloc-dump --push "otlp=http://127.0.0.1:$ot_port" --every 1 "$c" \
 	2>otlp.err &
 o=$!
 pids="$pids $o"
-retry 100 0.1 sh -c "! kill -0 $o 2>/dev/null || test -s srv/otlp.log"
-if ! kill -0 "$o" 2>/dev/null; then
-	wait "$o"
-	rc=$?
-	check "otlp without an encoder: exit 2, one line" \
-		sh -c "[ $rc -eq 2 ] && [ \$(wc -l <otlp.err) -eq 1 ] &&
-			grep -q 'encoder' otlp.err"
+retry 100 0.1 test -s srv/otlp.log
+check "otlp: the request reaches /v1development/profiles as protobuf" \
+	jqe -s 'length > 0 and all(.ok and .ctype ==
+		"application/x-protobuf")' srv/otlp.log
+# protoc reads the body with the opentelemetry-proto subset in proto/: the
+# service, its pid and the host, the four sample types, the helper's
+# function.
+I=$top_srcdir/proto
+otlp_has() {
+	body=$(jq -r 'select(.ok) | .body' srv/otlp.log | head -1)
+	[ -f "$body" ] && command -v protoc >/dev/null || return 1
+	protoc --decode=opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest \
+		-I "$I" "$I/opentelemetry/proto/collector/profiles/v1development/profiles_service.proto" \
+		<"$body" >otlp.txt 2>otlp.perr || return 1
+	grep -A2 '"service.name"' otlp.txt | grep -q 'string_value: "push-steady"' &&
+		grep -A2 '"process.pid"' otlp.txt | grep -q "int_value: $c\$" &&
+		grep -A2 '"host.name"' otlp.txt | grep -q "string_value: \"$(uname -n)\"" &&
+		for t in alloc_objects alloc_space inuse_objects inuse_space; do
+			grep -q "\"$t\"" otlp.txt || return 1
+		done &&
+		grep -q '"push_burst"' otlp.txt
+}
+if command -v protoc >/dev/null; then
+	check "otlp: protoc decodes it: service, pid, host, four types, the function" otlp_has
 else
-	check "otlp: the request reaches /v1development/profiles as protobuf" \
-		jqe -s 'length > 0 and all(.ok and .ctype ==
-			"application/x-protobuf")' srv/otlp.log
-	kill -TERM "$o"
-	wait "$o"
+	skip "protoc (protobuf-compiler) not installed"
 fi
+kill -TERM "$o"
+wait "$o"
 
 # Bad input: one line, exit 2.
 bad() {

@@ -407,6 +407,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             raise ValueError("empty body")
         list(fields(body))  # a protobuf message at least
         rec["length"] = len(body)
+        srv = self.server
+        srv.count += 1
+        rec["body"] = os.path.join(srv.dir, "%d.pb" % srv.count)
+        with open(rec["body"], "wb") as f:
+            f.write(body)
 
 
 def serve(dir_, func, kind, port):
