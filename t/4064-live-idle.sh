@@ -182,7 +182,9 @@ check "the list: the program that exited 3" jqe '
 	[.processes[] | select(.program == "sh")][0]
 	| .state == "exited" and .exit_status == 3' list.json
 palloc-dump >list.txt
-check "the table says so" grep -q "^ *$killed  idle-alloc  *killed " list.txt
+# columns PID PROGRAM STATE, however wide libsmartcols makes them
+check "the table says so" awk -v p=$killed '$1 == p && $2 == "idle-alloc" &&
+	$3 == "killed" { f = 1 } END { exit !f }' list.txt
 palloc-mallinfo --json >mlist.json
 check "palloc-mallinfo's list too" jqe --argjson p $killed '
 	[.processes[] | select(.pid == $p)][0] | .state == "killed"
