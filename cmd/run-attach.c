@@ -42,13 +42,47 @@ static bool still_there(pid_t pid, uint64_t ticks)
 	       t == ticks;
 }
 
+/* An attach's window: the record as it was before (an earlier attach's
+ * agent; none at the first) and when it began. */
+struct window {
+	struct record_image im;
+	struct record_view v;
+	bool have;
+	int64_t start_ns;
+};
+
+/* The record of an earlier attach in pid, if any, copied into *w (before
+ * the attach: the agent is unhooked, its record still). */
+static void window_begin(struct window *w, pid_t pid)
+{
+	int fd = record_find_live(pid, NULL, 0);
+
+	memset(w, 0, sizeof(*w));
+	w->start_ns = now_unix_ns();
+	if (fd < 0)
+		return;
+	if (record_copy(fd, &w->im) == 0 &&
+	    record_check(w->im.buf, w->im.len, NULL, &w->v) == 0)
+		w->have = true;
+	else
+		record_image_free(&w->im);
+	close(fd);
+}
+
+static void window_end(struct window *w)
+{
+	if (w->have)
+		record_view_free(&w->v);
+	record_image_free(&w->im);
+}
+
 /*
- * The record open at fd made a profile (seq: NULL the next number) and
- * written through col; live: the process runs (its maps name JIT code).
- * 0, 1 discarded, or -1 with msg_set().
+ * The record open at fd made a profile of the window w (seq: NULL the
+ * next number) and written through col; live: the process runs (its
+ * maps name JIT code). 0, 1 discarded, or -1 with msg_set().
  */
 static int write_profile(struct collect *col, int fd, pid_t pid,
-			 const char *seq, bool live)
+			 const struct window *w, const char *seq, bool live)
 {
 	struct record_profile_opts o = {0};
 	struct record_maps maps = {0};
@@ -69,8 +103,15 @@ static int write_profile(struct collect *col, int fd, pid_t pid,
 	o.time_nanos = live		  ? now_unix_ns()
 		       : v.h->end_unix_ns ? v.h->end_unix_ns
 					  : v.h->update_unix_ns;
-	if (v.h->start_unix_ns > 0 && o.time_nanos > v.h->start_unix_ns)
+	if (w->have) {
+		o.base = &w->v;
+		o.window_start_unix_ns = w->start_ns;
+		if (o.time_nanos > w->start_ns)
+			o.duration_nanos = o.time_nanos - w->start_ns;
+	} else if (v.h->start_unix_ns > 0 &&
+		   o.time_nanos > v.h->start_unix_ns) {
 		o.duration_nanos = o.time_nanos - v.h->start_unix_ns;
+	}
 	if (live && record_maps_read(pid, &maps) == 0) {
 		o.unmapped = record_maps_unmapped;
 		o.unmapped_ctx = &maps;
@@ -152,6 +193,7 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 	char hex[33], config[2048], rec[PATH_MAX];
 	const char *dir;
 	uint64_t ticks = 0;
+	struct window win;
 	sigset_t stop, old;
 	int64_t next_ms, until;
 	int ret = 0, status = 0, got = 0, rc, recfd = -1;
@@ -189,6 +231,7 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGHUP);
 	sigprocmask(SIG_BLOCK, &stop, &old);
+	window_begin(&win, o->pid);
 	rc = inject_call(&t, t.agent, RTLD_NOW, "palloc_attach", config,
 			 INJECT_TIMEOUT_MS, &ret);
 	inject_release(&t); /* loaded (or not): the copy is not needed */
@@ -207,6 +250,7 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 			msg_set("the agent could not start (its reason is on "
 				"the process's standard error)");
 		msg_error_last("cannot attach to process '%d'", (int)o->pid);
+		window_end(&win);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return PALLOC_EXIT_RUN_FAILED;
 	}
@@ -241,7 +285,8 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 		if (recfd >= 0 && clock_mono_ms() >= next_ms) {
 			next_ms = clock_mono_ms() +
 				  (int64_t)(o->interval_ns / 1000000);
-			if (write_profile(col, recfd, o->pid, NULL, true) < 0)
+			if (write_profile(col, recfd, o->pid, &win, NULL,
+					  true) < 0)
 				warn_line("no periodic profile");
 		}
 	}
@@ -260,7 +305,7 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 	}
 	timeline_ending(o->timeline); /* the last profile: "exit" */
 	if (recfd >= 0) {
-		if (write_profile(col, recfd, o->pid, NULL, !gone) < 0)
+		if (write_profile(col, recfd, o->pid, &win, NULL, !gone) < 0)
 			msg_error_last("warning: no profile of process '%d'",
 				       (int)o->pid);
 		/* an ended process's record is palloc-run's to remove; a
@@ -269,6 +314,7 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 			remove_record(rec, recfd);
 		close(recfd);
 	}
+	window_end(&win);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return status;
 }

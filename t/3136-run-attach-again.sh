@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # palloc-run -p PID a second time, after a detach (issue 20): the loaded
-# agent is reused (one copy mapped), its record continues (the second
-# profile holds the first attach's samples too), each palloc-run numbers
+# agent is reused (one copy mapped), each attach's profile covers its own
+# window only (the second leaves out the first's samples and says so,
+# while the record, read by palloc-dump, continues), each palloc-run numbers
 # its profiles from 1 (%n), the second attach's -r applies (rate 524288
 # -> 4096, seen in the record), and a change to or from rate 1 is refused
 # with one line and 125, the process untouched.
@@ -10,7 +11,7 @@
 . "$top_srcdir/t/lib-attach.sh"
 need attach-target
 
-plan 13
+plan 15
 
 rate() { palloc-dump --stats "$tp" 2>/dev/null | awk '$1 == "sample_rate" { print $2 }'; }
 
@@ -28,8 +29,14 @@ say "alloc 3 40" "allocated 3" >/dev/null
 attach_stop
 check "second detach: status 0" test "$rc" -eq 0
 sed 's/^/# /' b.err
-check "the record continues: 10 objects, %n from 1 again" \
-	grep -q '^palloc-run: wrote b\.1\.pb\.gz: alloc 7\.0 KiB in 10 objects, ' b.err
+check "the second profile: its window only, 3 objects, %n from 1 again" \
+	grep -q '^palloc-run: wrote b\.1\.pb\.gz: alloc 120 B in 3 objects, inuse 120 B in 3 objects, ' b.err
+check "the second profile names its window" \
+	sh -c "gzip -dc b.1.pb.gz | grep -aq 'this attach only: from unix time'"
+check "the record continues: palloc-dump sees 10 allocations" \
+	sh -c "palloc-dump --stats $tp 2>/dev/null |
+		awk '\$1 == \"alloc_count\" && \$2 >= 10 { ok = 1 } END { exit !ok }'"
+
 timeout_run 60 palloc-run -p "$tp" -r 4096 -o /dev/null 2>c.err
 check "-r 4096 after rate 1: 125" test $? -eq 125
 check "-r 4096 after rate 1: one line" one_line c.err \
