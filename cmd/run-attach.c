@@ -181,6 +181,26 @@ static uint64_t loaded_rate(pid_t pid)
 	return ok ? h.rate : 0;
 }
 
+/* Why the agent at rate loaded cannot take rate want (palloc_attach()
+ * returned 2): msg_set(). */
+static void rate_refused(uint64_t loaded, const char *want)
+{
+	if (loaded == 1)
+		msg_set("the agent an earlier attach loaded samples at rate 1: "
+			"-r %s cannot change it (at rate 1 it keeps every "
+			"thread's exact counts in whole numbers, set up at its "
+			"start)",
+			want);
+	else
+		msg_set("the agent an earlier attach loaded samples at rate "
+			"%llu: -r %s cannot change it (each thread's countdown "
+			"to its next sample, drawn at rate %llu, cannot be "
+			"reset from outside that thread: rate 1 would miss "
+			"allocations)",
+			(unsigned long long)loaded, want,
+			(unsigned long long)loaded);
+}
+
 static void warn_line(const char *what)
 {
 	msg_error_last("warning: %s", what);
@@ -241,11 +261,7 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 				"use palloc-dump %d",
 				(int)o->pid);
 		else if (ret == 2)
-			msg_set("the agent an earlier attach loaded samples at "
-				"rate %llu: -r %s cannot change it (rate 1 is "
-				"set at the first attach only)",
-				(unsigned long long)loaded_rate(o->pid),
-				o->rate);
+			rate_refused(loaded_rate(o->pid), o->rate);
 		else if (ret != 0)
 			msg_set("the agent could not start (its reason is on "
 				"the process's standard error)");

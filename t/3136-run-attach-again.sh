@@ -6,12 +6,12 @@
 # while the record, read by palloc-dump, continues), each palloc-run numbers
 # its profiles from 1 (%n), the second attach's -r applies (rate 524288
 # -> 4096, seen in the record), and a change to or from rate 1 is refused
-# with one line and 125, the process untouched.
+# with one line saying why and 125, the process untouched.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 . "$top_srcdir/t/lib-attach.sh"
 need attach-target
 
-plan 15
+plan 17
 
 rate() { palloc-dump --stats "$tp" 2>/dev/null | awk '$1 == "sample_rate" { print $2 }'; }
 
@@ -40,7 +40,7 @@ check "the record continues: palloc-dump sees 10 allocations" \
 timeout_run 60 palloc-run -p "$tp" -r 4096 -o /dev/null 2>c.err
 check "-r 4096 after rate 1: 125" test $? -eq 125
 check "-r 4096 after rate 1: one line" one_line c.err \
-	"palloc-run: cannot attach to process '$tp': the agent an earlier attach loaded samples at rate 1: -r 4096 cannot change it (rate 1 is set at the first attach only)"
+	"palloc-run: cannot attach to process '$tp': the agent an earlier attach loaded samples at rate 1: -r 4096 cannot change it (at rate 1 it keeps every thread's exact counts in whole numbers, set up at its start)"
 check "refused: not traced, its rate still 1, answering" \
 	sh -c "[ \"\$(awk '/^TracerPid:/ { print \$2 }' /proc/$tp/status)\" = 0 ] &&
 		[ \"\$(palloc-dump --stats $tp 2>/dev/null | awk '\$1 == \"sample_rate\" { print \$2 }')\" = 1 ]" &&
@@ -61,6 +61,10 @@ check "second attach with -r 4096" attach_start "$tp" e.err -r 4096 -o /dev/null
 r2=$(rate)
 attach_stop
 check "the second attach's rate applies: 4096" test "$r2" = 4096
+timeout_run 60 palloc-run -p "$tp" -r 1 -o /dev/null 2>f.err
+check "-r 1 after rate 4096: 125" test $? -eq 125
+check "-r 1 after rate 4096: one line saying why" one_line f.err \
+	"palloc-run: cannot attach to process '$tp': the agent an earlier attach loaded samples at rate 4096: -r 1 cannot change it (each thread's countdown to its next sample, drawn at rate 4096, cannot be reset from outside that thread: rate 1 would miss allocations)"
 echo quit >&3
 exec 3>&-
 retry 300 0.1 ended "$tp"
