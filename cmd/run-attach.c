@@ -2,6 +2,7 @@
 /* palloc-run -p: profile a running process, then leave it as it was. */
 #include "common.h"
 #include "run-attach.h"
+#include "clock.h"
 #include "exitcode.h"
 #include "inject.h"
 #include "msg_cli.h"
@@ -15,6 +16,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,14 +33,6 @@ static int64_t now_unix_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The process is still the one attached to (same start time)? */
 static bool still_there(pid_t pid, uint64_t ticks)
 {
@@ -48,13 +42,47 @@ static bool still_there(pid_t pid, uint64_t ticks)
 	       t == ticks;
 }
 
+/* An attach's window: the record as it was before (an earlier attach's
+ * agent; none at the first) and when it began. */
+struct window {
+	struct record_image im;
+	struct record_view v;
+	bool have;
+	int64_t start_ns;
+};
+
+/* The record of an earlier attach in pid, if any, copied into *w (before
+ * the attach: the agent is unhooked, its record still). */
+static void window_begin(struct window *w, pid_t pid)
+{
+	int fd = record_find_live(pid, NULL, 0);
+
+	memset(w, 0, sizeof(*w));
+	w->start_ns = now_unix_ns();
+	if (fd < 0)
+		return;
+	if (record_copy(fd, &w->im) == 0 &&
+	    record_check(w->im.buf, w->im.len, NULL, &w->v) == 0)
+		w->have = true;
+	else
+		record_image_free(&w->im);
+	close(fd);
+}
+
+static void window_end(struct window *w)
+{
+	if (w->have)
+		record_view_free(&w->v);
+	record_image_free(&w->im);
+}
+
 /*
- * The record at path made a profile (seq: NULL the next number) and
- * written through col; live: the process runs (its maps name JIT code).
- * 0, 1 discarded, or -1 with msg_set().
+ * The record open at fd made a profile of the window w (seq: NULL the
+ * next number) and written through col; live: the process runs (its
+ * maps name JIT code). 0, 1 discarded, or -1 with msg_set().
  */
-static int write_profile(struct collect *col, const char *path, pid_t pid,
-			 const char *seq, bool live)
+static int write_profile(struct collect *col, int fd, pid_t pid,
+			 const struct window *w, const char *seq, bool live)
 {
 	struct record_profile_opts o = {0};
 	struct record_maps maps = {0};
@@ -63,13 +91,9 @@ static int write_profile(struct collect *col, const char *path, pid_t pid,
 	struct record_stats st;
 	struct pprof_profile *p;
 	char program[64];
-	int fd, rc;
+	int rc;
 
-	fd = record_open(path);
-	if (fd < 0)
-		return -1;
 	rc = record_copy(fd, &im);
-	close(fd);
 	if (rc < 0)
 		return -1;
 	rc = -1;
@@ -79,8 +103,15 @@ static int write_profile(struct collect *col, const char *path, pid_t pid,
 	o.time_nanos = live		  ? now_unix_ns()
 		       : v.h->end_unix_ns ? v.h->end_unix_ns
 					  : v.h->update_unix_ns;
-	if (v.h->start_unix_ns > 0 && o.time_nanos > v.h->start_unix_ns)
+	if (w->have) {
+		o.base = &w->v;
+		o.window_start_unix_ns = w->start_ns;
+		if (o.time_nanos > w->start_ns)
+			o.duration_nanos = o.time_nanos - w->start_ns;
+	} else if (v.h->start_unix_ns > 0 &&
+		   o.time_nanos > v.h->start_unix_ns) {
 		o.duration_nanos = o.time_nanos - v.h->start_unix_ns;
+	}
 	if (live && record_maps_read(pid, &maps) == 0) {
 		o.unmapped = record_maps_unmapped;
 		o.unmapped_ctx = &maps;
@@ -101,8 +132,9 @@ out_image:
 	return rc;
 }
 
-/* The agent's record of pid carrying token: its path into path[cap].
- * 0, or -1 with msg_set(). */
+/* The agent's record of pid carrying token: its path (as this process
+ * sees it: maybe another file, the process in another mount namespace)
+ * into path[cap]. Its descriptor, or -1 with msg_set(). */
 static int find_record(pid_t pid, const uint8_t token[16], char *path,
 		       size_t cap)
 {
@@ -115,10 +147,21 @@ static int find_record(pid_t pid, const uint8_t token[16], char *path,
 	ok = pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
 	     memcmp(h.magic, RECORD_MAGIC, sizeof(h.magic)) == 0 &&
 	     memcmp(h.token, token, 16) == 0;
-	close(fd);
-	if (!ok)
+	if (!ok) {
+		close(fd);
 		return msg_set("record '%s' is not this attach's", path);
-	return 0;
+	}
+	return fd;
+}
+
+/* Remove the record at path, if it is still the file open at fd. */
+static void remove_record(const char *path, int fd)
+{
+	struct stat a, b;
+
+	if (fstat(fd, &a) == 0 && lstat(path, &b) == 0 && S_ISREG(b.st_mode) &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		unlink(path);
 }
 
 /* The rate of the agent an earlier attach loaded into pid (its record's
@@ -138,6 +181,26 @@ static uint64_t loaded_rate(pid_t pid)
 	return ok ? h.rate : 0;
 }
 
+/* Why the agent at rate loaded cannot take rate want (palloc_attach()
+ * returned 2): msg_set(). */
+static void rate_refused(uint64_t loaded, const char *want)
+{
+	if (loaded == 1)
+		msg_set("the agent an earlier attach loaded samples at rate 1: "
+			"-r %s cannot change it (at rate 1 it keeps every "
+			"thread's exact counts in whole numbers, set up at its "
+			"start)",
+			want);
+	else
+		msg_set("the agent an earlier attach loaded samples at rate "
+			"%llu: -r %s cannot change it (each thread's countdown "
+			"to its next sample, drawn at rate %llu, cannot be "
+			"reset from outside that thread: rate 1 would miss "
+			"allocations)",
+			(unsigned long long)loaded, want,
+			(unsigned long long)loaded);
+}
+
 static void warn_line(const char *what)
 {
 	msg_error_last("warning: %s", what);
@@ -150,9 +213,10 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 	char hex[33], config[2048], rec[PATH_MAX];
 	const char *dir;
 	uint64_t ticks = 0;
+	struct window win;
 	sigset_t stop, old;
 	int64_t next_ms, until;
-	int ret = 0, status = 0, got = 0;
+	int ret = 0, status = 0, got = 0, rc, recfd = -1;
 	bool gone = false;
 
 	if (inject_check(o->pid, o->agent, &t) < 0) {
@@ -187,33 +251,31 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGHUP);
 	sigprocmask(SIG_BLOCK, &stop, &old);
-	if (inject_call(&t, o->agent, RTLD_NOW, "palloc_attach", config,
-			INJECT_TIMEOUT_MS, &ret) < 0 ||
-	    ret != 0) {
+	window_begin(&win, o->pid);
+	rc = inject_call(&t, t.agent, RTLD_NOW, "palloc_attach", config,
+			 INJECT_TIMEOUT_MS, &ret);
+	inject_release(&t); /* loaded (or not): the copy is not needed */
+	if (rc < 0 || ret != 0) {
 		if (ret == 1)
 			msg_set("it runs the palloc agent already (LD_PRELOAD): "
 				"use palloc-dump %d",
 				(int)o->pid);
 		else if (ret == 2)
-			msg_set("the agent an earlier attach loaded samples at "
-				"rate %llu: -r %s cannot change it (rate 1 is "
-				"set at the first attach only)",
-				(unsigned long long)loaded_rate(o->pid),
-				o->rate);
+			rate_refused(loaded_rate(o->pid), o->rate);
 		else if (ret != 0)
 			msg_set("the agent could not start (its reason is on "
 				"the process's standard error)");
 		msg_error_last("cannot attach to process '%d'", (int)o->pid);
+		window_end(&win);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return PALLOC_EXIT_RUN_FAILED;
 	}
-	until = mono_ms() + RECORD_WAIT_MS;
-	while (find_record(o->pid, token, rec, sizeof(rec)) < 0) {
-		if (mono_ms() > until || !still_there(o->pid, ticks)) {
+	until = clock_mono_ms() + RECORD_WAIT_MS;
+	while ((recfd = find_record(o->pid, token, rec, sizeof(rec))) < 0) {
+		if (clock_mono_ms() > until || !still_there(o->pid, ticks)) {
 			msg_error_last("warning: process '%d' is attached "
 				       "but shows no record",
 				       (int)o->pid);
-			rec[0] = '\0';
 			break;
 		}
 		usleep(10000);
@@ -223,9 +285,9 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 			"%s: attached to process %d; detach with ^C or "
 			"SIGTERM\n",
 			msg_prog(), (int)o->pid);
-	next_ms = o->interval_ns
-			  ? mono_ms() + (int64_t)(o->interval_ns / 1000000)
-			  : INT64_MAX;
+	next_ms = o->interval_ns ? clock_mono_ms() +
+					   (int64_t)(o->interval_ns / 1000000)
+				 : INT64_MAX;
 	for (;;) {
 		struct timespec tick = {0, 100000000};
 
@@ -236,17 +298,18 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 			gone = true;
 			break;
 		}
-		if (rec[0] && mono_ms() >= next_ms) {
-			next_ms =
-				mono_ms() + (int64_t)(o->interval_ns / 1000000);
-			if (write_profile(col, rec, o->pid, NULL, true) < 0)
+		if (recfd >= 0 && clock_mono_ms() >= next_ms) {
+			next_ms = clock_mono_ms() +
+				  (int64_t)(o->interval_ns / 1000000);
+			if (write_profile(col, recfd, o->pid, &win, NULL,
+					  true) < 0)
 				warn_line("no periodic profile");
 		}
 	}
 	if (!gone) {
 		int n = 0;
 
-		if (inject_call(&t, o->agent, RTLD_NOW | RTLD_NOLOAD,
+		if (inject_call(&t, t.agent, RTLD_NOW | RTLD_NOLOAD,
 				"palloc_detach", "", INJECT_TIMEOUT_MS,
 				&n) < 0) {
 			msg_error_last("warning: cannot detach from process "
@@ -257,15 +320,17 @@ int run_attach(const struct run_attach_opts *o, struct collect *col)
 		gone = !still_there(o->pid, ticks);
 	}
 	timeline_ending(o->timeline); /* the last profile: "exit" */
-	if (rec[0]) {
-		if (write_profile(col, rec, o->pid, NULL, !gone) < 0)
+	if (recfd >= 0) {
+		if (write_profile(col, recfd, o->pid, &win, NULL, !gone) < 0)
 			msg_error_last("warning: no profile of process '%d'",
 				       (int)o->pid);
 		/* an ended process's record is palloc-run's to remove; a
 		 * live one stays mapped, for the next attach */
 		if (gone)
-			unlink(rec);
+			remove_record(rec, recfd);
+		close(recfd);
 	}
+	window_end(&win);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return status;
 }

@@ -5,14 +5,18 @@
 # before dlopen returns (its allocations exact at rate 1, none lost to
 # the lazy patching), and dlsym, so malloc fetched by dlsym(RTLD_DEFAULT)
 # or dlsym(handle) (the library needs the C library: it answers for
-# malloc) after the attach is the agent's and records too.
+# malloc) after the attach is the agent's and records too; so are
+# dlvsym(RTLD_DEFAULT, "malloc", "GLIBC_2.2.5") and a library loaded by
+# dlmopen(LM_ID_BASE) (patched before dlmopen returns). The pointers
+# dlsym and dlvsym handed out while attached still work after the detach
+# (they forward to the C library's malloc).
 # While attached the program finds entries of its GOTs leading into the
 # agent; after the detach none.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 . "$top_srcdir/t/lib-attach.sh"
 command -v cc >/dev/null 2>&1 || skip_all "no C compiler (cc)"
 
-plan 11
+plan 14
 
 cat >lib.c <<'CEOF'
 #include <stdlib.h>
@@ -41,6 +45,7 @@ cat >host.c <<'CEOF'
 
 static void *keep[64];
 static int n;
+static void *(*saved[2])(size_t);
 
 /* GOT entries (JUMP_SLOT, GLOB_DAT) of every object but the agent
  * leading into the agent */
@@ -87,6 +92,20 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* lib_site(k, size) of the library h (NULL: its loading failed) */
+static int call_site(void *h, int k, size_t size)
+{
+	void (*site)(int, size_t);
+
+	site = h ? (void (*)(int, size_t))dlsym(h, "lib_site") : NULL;
+	if (!site) {
+		printf("loading failed: %s\n", dlerror());
+		return 0;
+	}
+	site(k, size);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	char buf[64];
@@ -105,15 +124,9 @@ int main(int argc, char **argv)
 		if (r == 0 || strncmp(buf, "quit", 4) == 0)
 			break;
 		if (strncmp(buf, "open", 4) == 0) {
-			void (*site)(int, size_t);
-
 			h = dlopen(argv[1], RTLD_NOW);
-			site = h ? (void (*)(int, size_t))dlsym(h, "lib_site") : NULL;
-			if (!site) {
-				printf("dlopen failed: %s\n", dlerror());
+			if (!call_site(h, 6, 300))
 				return 4;
-			}
-			site(6, 300);
 			printf("opened\n");
 		} else if (strncmp(buf, "sym", 3) == 0) {
 			void *(*m1)(size_t) = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "malloc");
@@ -123,7 +136,32 @@ int main(int argc, char **argv)
 				keep[n++] = m1(500);
 			for (int i = 0; i < 2; i++)
 				keep[n++] = m2(700);
+			saved[0] = m1;
 			printf("sym\n");
+		} else if (strncmp(buf, "vsym", 4) == 0) {
+			void *(*m3)(size_t) = (void *(*)(size_t))dlvsym(RTLD_DEFAULT, "malloc", "GLIBC_2.2.5");
+
+			if (!m3) {
+				printf("dlvsym failed: %s\n", dlerror());
+				return 5;
+			}
+			for (int i = 0; i < 3; i++)
+				keep[n++] = m3(900);
+			saved[1] = m3;
+			printf("vsym\n");
+		} else if (strncmp(buf, "mopen", 5) == 0) {
+			if (!call_site(dlmopen(LM_ID_BASE, argv[2], RTLD_NOW), 2, 1100))
+				return 6;
+			printf("mopened\n");
+		} else if (strncmp(buf, "late", 4) == 0) {
+			/* the pointers fetched while attached, after the detach */
+			for (int k = 0; k < 2; k++) {
+				char *p = saved[k](64);
+
+				memset(p, k, 64);
+				free(p);
+			}
+			printf("late ok\n");
 		} else if (strncmp(buf, "got", 3) == 0) {
 			int ours = 0;
 
@@ -140,23 +178,28 @@ int main(int argc, char **argv)
 }
 CEOF
 cc -O1 -g -fPIC -shared -o "$T/liballoc.so" lib.c -Wl,--no-as-needed -lc &&
+	cp "$T/liballoc.so" "$T/liballoc2.so" &&
 	cc -O1 -g -o host host.c -ldl ||
 	{ echo "Bail out! cc failed"; exit 1; }
 
-start_target ./host "$T/liballoc.so"
+start_target ./host "$T/liballoc.so" "$T/liballoc2.so"
 
 check "attached at rate 1" attach_start "$tp" run.err -r 1 -o dl.pb.gz
 check "dlopen while attached, its site called at once" say open opened
 check "malloc from dlsym(RTLD_DEFAULT) and dlsym(handle) called" say sym sym
+check "malloc from dlvsym(RTLD_DEFAULT) called" say vsym vsym
+check "dlmopen(LM_ID_BASE) while attached, its site called at once" \
+	say mopen mopened
 printf 'got\n' >&3
 check "attached: GOT entries lead into the agent" \
 	retry 300 0.1 grep -Eq '^ours [1-9]' out.txt
 attach_stop
 check "detached: status 0" test "$rc" -eq 0
 sed 's/^/# /' run.err
-# 6 x 300 from the library, 4 x 500 and 2 x 700 from dlsym's malloc
-check "exact at rate 1: 12 objects, 5.1 KiB, all in use" \
-	grep -Eq '^palloc-run: wrote dl\.pb\.gz: alloc 5\.1 KiB in 12 objects, inuse 5\.1 KiB in 12 objects, ' run.err
+# 6 x 300 from the library, 4 x 500 and 2 x 700 from dlsym's malloc,
+# 3 x 900 from dlvsym's, 2 x 1100 from the library dlmopen loaded
+check "exact at rate 1: 17 objects, 9.9 KiB, all in use" \
+	grep -Eq '^palloc-run: wrote dl\.pb\.gz: alloc 9\.9 KiB in 17 objects, inuse 9\.9 KiB in 17 objects, ' run.err
 palloc-dump -t 0 --sample-index alloc_space dl.pb.gz >top.txt 2>&1
 sed 's/^/# /' top.txt | head -12
 check "the library's site is in the profile" grep -q lib_site top.txt
@@ -165,6 +208,7 @@ retry 300 0.1 sh -c "[ \$(grep -c '^ours ' out.txt) -eq 2 ]"
 check "detached: no GOT entry leads into the agent" \
 	sh -c "grep '^ours ' out.txt | tail -1 | grep -qx 'ours 0'"
 check "dlclose after the detach" say close 'closed 0'
+check "dlsym's and dlvsym's pointers work after the detach" say late 'late ok'
 quit_target
 
 done_testing

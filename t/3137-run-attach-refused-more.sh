@@ -4,14 +4,12 @@
 # process untouched (not traced, no agent mapped, still answering):
 # - a process under a seccomp filter (one that refuses ptrace(2) in it):
 #   the calls the attach makes there could be refused or kill it;
-# - a process in another mount namespace where the agent's directory is
-#   hidden (a tmpfs mounted over it, unshare -m): the agent is not the
-#   same file there, and palloc-run copies nothing into a namespace.
+# (a process in another mount namespace: t/3139)
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 . "$top_srcdir/t/lib-attach.sh"
 need attach-target
 
-plan 11
+plan 5
 
 # untouched PID: not traced, no agent mapped, answering "alloc 1 10"
 untouched() {
@@ -78,19 +76,6 @@ CEOF
 	refused seccomp "it runs under seccomp (Seccomp: 2 in /proc/$tp/status), which may refuse or kill on the calls the attach makes"
 else
 	for i in 1 2 3 4 5; do skip "no C compiler (cc)"; done
-fi
-
-# ---- another mount namespace, the agent's directory hidden ----
-agentdir=$(cd "$(dirname "$PALLOC_AGENT")" && pwd)
-if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 &&
-	unshare -m true 2>/dev/null; then
-	start_target unshare -m --propagation private sh -c \
-		"mount -t tmpfs none '$agentdir' && exec attach-target"
-	check "mount namespace: the agent hidden there" \
-		test ! -e "/proc/$tp/root$PALLOC_AGENT"
-	refused "mount namespace" "the agent '$PALLOC_AGENT' is not the same file in the process's mount namespace"
-else
-	for i in 1 2 3 4 5 6; do skip "not root, or unshare -m unavailable"; done
 fi
 
 done_testing

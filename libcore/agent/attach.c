@@ -66,14 +66,18 @@ static const struct {
 	 * through the stubs below */
 	{"dlopen", -1},
 	{"dlsym", -1},
+	{"dlmopen", -1},
+	{"dlvsym", -1},
 };
 #undef REAL
 #define N_HOOKED ARRAY_SIZE(hooked)
 /* The first of the loader's functions in hooked[] (dlclose, dlopen,
- * dlsym): dlsym maps only the names before it. */
-#define N_ALLOC_HOOKED (N_HOOKED - 3)
-#define I_DLOPEN (N_HOOKED - 2)
-#define I_DLSYM (N_HOOKED - 1)
+ * dlsym, dlmopen, dlvsym): dlsym maps only the names before it. */
+#define N_ALLOC_HOOKED (N_HOOKED - 5)
+#define I_DLOPEN (N_HOOKED - 4)
+#define I_DLSYM (N_HOOKED - 3)
+#define I_DLMOPEN (N_HOOKED - 2)
+#define I_DLVSYM (N_HOOKED - 1)
 
 /* Per function: the agent's hook, where the loader binds it (the first
  * definition), the main executable's canonical PLT entry (or 0). */
@@ -343,7 +347,7 @@ static int unpatch_visit(struct dl_phdr_info *info, size_t size, void *arg)
  * address: dlopen searches its RPATH/RUNPATH for a bare name and loads
  * into its namespace, dlsym(RTLD_NEXT) looks after it. So their hooks
  * are stubs that ask a "pick" function (the caller's return address as
- * the third argument) which function to jump to, the stack as the
+ * the fourth argument) which function to jump to, the stack as the
  * program left it: the real one (its caller the program's, exactly as
  * unhooked: objects it loads are patched lazily, at most 100 ms later)
  * or a wrapper (its caller the agent) when calling from the agent
@@ -357,8 +361,10 @@ static int unpatch_visit(struct dl_phdr_info *info, size_t size, void *arg)
 static unsigned patch_all(void);
 void attach_dlopen_hook(void);
 void attach_dlsym_hook(void);
-void *attach_dlopen_pick(const char *file, int mode, const void *caller);
-void *attach_dlsym_pick(void *handle, const char *name, const void *caller);
+void *attach_dlopen_pick(const char *file, int mode, uintptr_t unused,
+			 const void *caller);
+void *attach_dlsym_pick(void *handle, const char *name, uintptr_t unused,
+			const void *caller);
 
 #define PICK_STUB(name, pick)                                                  \
 	__asm__(".text\n"                                                      \
@@ -369,16 +375,24 @@ void *attach_dlsym_pick(void *handle, const char *name, const void *caller);
 		"\tendbr64\n"                                                  \
 		"\tpush %rdi\n"                                                \
 		"\tpush %rsi\n"                                                \
-		"\tsub $8, %rsp\n"                                             \
-		"\tmov 24(%rsp), %rdx\n"                                       \
+		"\tpush %rdx\n"                                                \
+		"\tmov 24(%rsp), %rcx\n"                                       \
 		"\tcall " #pick "\n"                                           \
-		"\tadd $8, %rsp\n"                                             \
+		"\tpop %rdx\n"                                                 \
 		"\tpop %rsi\n"                                                 \
 		"\tpop %rdi\n"                                                 \
 		"\tjmp *%rax\n"                                                \
 		".size " #name ", .-" #name "\n")
+void attach_dlmopen_hook(void);
+void attach_dlvsym_hook(void);
+void *attach_dlmopen_pick(Lmid_t lmid, const char *file, int mode,
+			  const void *caller);
+void *attach_dlvsym_pick(void *handle, const char *name, const char *version,
+			 const void *caller);
 PICK_STUB(attach_dlopen_hook, attach_dlopen_pick);
 PICK_STUB(attach_dlsym_hook, attach_dlsym_pick);
+PICK_STUB(attach_dlmopen_hook, attach_dlmopen_pick);
+PICK_STUB(attach_dlvsym_hook, attach_dlvsym_pick);
 
 /* Does calling from the agent instead of caller keep the namespace (and,
  * path_too, the library search path: caller has no RPATH/RUNPATH)? */
@@ -398,9 +412,10 @@ static bool same_as_agent(const void *caller, bool path_too)
 	return true;
 }
 
-static void *dlopen_wrapped(const char *file, int mode)
+/* After a dlopen or dlmopen that returned h: the new objects patched
+ * now. h is returned, errno as the call left it. */
+static void *patch_loaded(void *h)
 {
-	void *h = ((void *(*)(const char *, int))real_fn[I_DLOPEN])(file, mode);
 	int saved = errno;
 
 	if (h && __atomic_load_n(&hooks_on, __ATOMIC_ACQUIRE)) {
@@ -415,7 +430,14 @@ static void *dlopen_wrapped(const char *file, int mode)
 	return h;
 }
 
-void *attach_dlopen_pick(const char *file, int mode, const void *caller)
+static void *dlopen_wrapped(const char *file, int mode)
+{
+	return patch_loaded(
+		((void *(*)(const char *, int))real_fn[I_DLOPEN])(file, mode));
+}
+
+void *attach_dlopen_pick(const char *file, int mode, uintptr_t unused,
+			 const void *caller)
 {
 	int saved = errno;
 	bool wrap = __atomic_load_n(&hooks_on, __ATOMIC_ACQUIRE) &&
@@ -423,14 +445,38 @@ void *attach_dlopen_pick(const char *file, int mode, const void *caller)
 			       same_as_agent(caller, !strchr(file, '/'))));
 
 	(void)mode;
+	(void)unused;
 	errno = saved;
 	return wrap ? (void *)dlopen_wrapped : (void *)real_fn[I_DLOPEN];
 }
 
-static void *dlsym_wrapped(void *handle, const char *name)
+/* dlmopen into the base namespace: as dlopen (other namespaces have
+ * their own C library, whose malloc the agent does not see: nothing
+ * there leads to the functions hooked, nothing is patched). */
+static void *dlmopen_wrapped(Lmid_t lmid, const char *file, int mode)
 {
-	void *f = ((void *(*)(void *, const char *))real_fn[I_DLSYM])(handle,
-								      name);
+	return patch_loaded(
+		((void *(*)(Lmid_t, const char *, int))real_fn[I_DLMOPEN])(
+			lmid, file, mode));
+}
+
+void *attach_dlmopen_pick(Lmid_t lmid, const char *file, int mode,
+			  const void *caller)
+{
+	int saved = errno;
+	bool wrap = __atomic_load_n(&hooks_on, __ATOMIC_ACQUIRE) &&
+		    lmid == LM_ID_BASE && file && !strchr(file, '$') &&
+		    same_as_agent(caller, !strchr(file, '/'));
+
+	(void)mode;
+	errno = saved;
+	return wrap ? (void *)dlmopen_wrapped : (void *)real_fn[I_DLMOPEN];
+}
+
+/* The agent's hook for what the loader found for name, if it is one of
+ * the malloc family's real functions; else f. */
+static void *hook_for(void *f, const char *name)
+{
 	int h = f ? hooked_index(name) : -1;
 
 	if (h >= 0 && (size_t)h < N_ALLOC_HOOKED && hook_fn[h] &&
@@ -440,7 +486,18 @@ static void *dlsym_wrapped(void *handle, const char *name)
 	return f;
 }
 
-void *attach_dlsym_pick(void *handle, const char *name, const void *caller)
+static void *dlvsym_wrapped(void *handle, const char *name, const char *version)
+{
+	void *f = ((void *(*)(void *, const char *,
+			      const char *))real_fn[I_DLVSYM])(handle, name,
+							       version);
+
+	return hook_for(f, name);
+}
+
+/* Should dlsym or dlvsym of name in handle from caller go through the
+ * wrapper (a malloc family name, from the base namespace)? */
+static bool sym_wrapped(void *handle, const char *name, const void *caller)
 {
 	int saved = errno, h;
 	bool wrap = false;
@@ -452,7 +509,31 @@ void *attach_dlsym_pick(void *handle, const char *name, const void *caller)
 		       same_as_agent(caller, false);
 	}
 	errno = saved;
-	return wrap ? (void *)dlsym_wrapped : (void *)real_fn[I_DLSYM];
+	return wrap;
+}
+
+void *attach_dlvsym_pick(void *handle, const char *name, const char *version,
+			 const void *caller)
+{
+	(void)version;
+	return sym_wrapped(handle, name, caller) ? (void *)dlvsym_wrapped
+						 : (void *)real_fn[I_DLVSYM];
+}
+
+static void *dlsym_wrapped(void *handle, const char *name)
+{
+	void *f = ((void *(*)(void *, const char *))real_fn[I_DLSYM])(handle,
+								      name);
+
+	return hook_for(f, name);
+}
+
+void *attach_dlsym_pick(void *handle, const char *name, uintptr_t unused,
+			const void *caller)
+{
+	(void)unused;
+	return sym_wrapped(handle, name, caller) ? (void *)dlsym_wrapped
+						 : (void *)real_fn[I_DLSYM];
 }
 
 /* ---- what the hooks forward to, and the hooks ---- */
@@ -483,6 +564,10 @@ static int resolve(void)
 			hook_fn[i] = (uintptr_t)attach_dlopen_hook;
 		else if (i == I_DLSYM)
 			hook_fn[i] = (uintptr_t)attach_dlsym_hook;
+		else if (i == I_DLMOPEN)
+			hook_fn[i] = (uintptr_t)attach_dlmopen_hook;
+		else if (i == I_DLVSYM)
+			hook_fn[i] = (uintptr_t)attach_dlvsym_hook;
 		else
 			hook_fn[i] = (uintptr_t)dlsym(self, hooked[i].name);
 		if (phdr_first_definition(hooked[i].name, &def) == 0 &&

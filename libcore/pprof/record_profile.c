@@ -667,10 +667,39 @@ static const char *const stddev_keys[6] = {
 	"peak_inuse_objects_stddev", "peak_inuse_space_stddev",
 };
 
+/* The base view of b (opts.base) when it is an earlier copy of the same
+ * record, else NULL. */
+static const struct record_view *base_of(const struct build *b)
+{
+	const struct record_view *base = b->o->base;
+	const struct record_header *h = b->v->h;
+
+	if (!base || LOAD(base->h->pid) != LOAD(h->pid) ||
+	    LOAD(base->h->start_unix_ns) != LOAD(h->start_unix_ns) ||
+	    LOAD(base->h->start_ticks) != LOAD(h->start_ticks))
+		return NULL;
+	return base;
+}
+
+/* The stack of the base with the id of v's stack i, if it is the same
+ * stack (its hash). */
+static const struct record_stack *base_stack(const struct record_view *base,
+					     const struct record_view *v,
+					     size_t i)
+{
+	const struct record_stack *bs;
+
+	if (!base || i >= base->n_stacks)
+		return NULL;
+	bs = base->stacks[i].s;
+	return LOAD(bs->hash) == LOAD(v->stacks[i].s->hash) ? bs : NULL;
+}
+
 static int add_sample(struct build *b, size_t i, const struct wsum *extra)
 {
 	const struct record_header *h = b->v->h;
 	const struct record_stack *s = b->v->stacks[i].s;
+	const struct record_stack *bs = base_stack(base_of(b), b->v, i);
 	const size_t depth = b->v->stacks[i].depth;
 	const bool peak = LOAD(h->flags) & RECORD_F_PEAK;
 	const size_t n_types = peak ? 6 : 4;
@@ -697,6 +726,23 @@ static int add_sample(struct build *b, size_t i, const struct wsum *extra)
 	var[3] = s->inuse_var_bytes;
 	var[4] = at_peak ? var[2] : s->peak_var_objects;
 	var[5] = at_peak ? var[3] : s->peak_var_bytes;
+	if (bs) {
+		/* a later attach: what the earlier ones saw left out */
+		const double bw[4] = {bs->alloc_objects, bs->alloc_bytes,
+				      bs->inuse_objects, bs->inuse_bytes};
+		const double bv[4] = {
+			bs->alloc_var_objects, bs->alloc_var_bytes,
+			bs->inuse_var_objects, bs->inuse_var_bytes};
+
+		for (size_t k = 0; k < 4; k++) {
+			w[k] -= bw[k];
+			var[k] = var[k] > bv[k] ? var[k] - bv[k] : 0;
+		}
+		w[4] = w[2];
+		w[5] = w[3];
+		var[4] = var[2];
+		var[5] = var[3];
+	}
 	if (extra) {
 		w[0] += extra->alloc_objects;
 		w[1] += extra->alloc_bytes;
@@ -743,17 +789,35 @@ static int add_sample(struct build *b, size_t i, const struct wsum *extra)
 
 static int add_samples(struct build *b)
 {
-	const struct record_view *v = b->v;
-	struct wsum *sum = NULL;
+	const struct record_view *v = b->v, *base = base_of(b);
+	size_t n = v->n_stacks ? v->n_stacks : 1;
+	struct wsum *sum = NULL, *bsum = NULL;
 	int rc = 0;
 
-	if (any_table(v)) {
-		sum = pprof_int_alloc(b->a, v->n_stacks ? v->n_stacks : 1,
-				      sizeof(*sum));
-		if (!sum)
+	if (any_table(v) || (base && any_table(base))) {
+		sum = pprof_int_alloc(b->a, n, sizeof(*sum));
+		bsum = base ? pprof_int_alloc(b->a, n, sizeof(*bsum)) : NULL;
+		if (!sum || (base && !bsum)) {
+			pprof_int_free(b->a, sum);
+			pprof_int_free(b->a, bsum);
 			return -1;
-		memset(sum, 0, (v->n_stacks ? v->n_stacks : 1) * sizeof(*sum));
+		}
+		memset(sum, 0, n * sizeof(*sum));
 		sum_threads(v, sum, v->n_stacks, false);
+	}
+	if (bsum) {
+		/* the earlier attaches' records of live threads, left out */
+		memset(bsum, 0, n * sizeof(*bsum));
+		sum_threads(base, bsum, v->n_stacks, false);
+		for (size_t i = 0; i < v->n_stacks; i++) {
+			if (!base_stack(base, v, i))
+				continue;
+			sum[i].alloc_objects -= bsum[i].alloc_objects;
+			sum[i].alloc_bytes -= bsum[i].alloc_bytes;
+			sum[i].inuse_objects -= bsum[i].inuse_objects;
+			sum[i].inuse_bytes -= bsum[i].inuse_bytes;
+		}
+		pprof_int_free(b->a, bsum);
 	}
 	for (size_t i = 0; i < v->n_stacks && rc == 0; i++)
 		rc = add_sample(b, i, sum ? &sum[i] : NULL);
@@ -822,6 +886,20 @@ static int add_comments(struct build *b)
 	int rc = 0;
 
 	sum_counters(b->v, &c);
+	if (base_of(b)) {
+		struct counters bc;
+
+		sum_counters(base_of(b), &bc);
+		c.alloc_count -= bc.alloc_count < c.alloc_count ? bc.alloc_count
+								: c.alloc_count;
+		c.free_count -= bc.free_count < c.free_count ? bc.free_count
+							     : c.free_count;
+		c.alloc_bytes -= bc.alloc_bytes < c.alloc_bytes ? bc.alloc_bytes
+								: c.alloc_bytes;
+		c.samples -= bc.samples < c.samples ? bc.samples : c.samples;
+		c.reentries -=
+			bc.reentries < c.reentries ? bc.reentries : c.reentries;
+	}
 	fmt_copy(cmdline, sizeof(cmdline), h->cmdline, sizeof(h->cmdline));
 	if (o->title)
 		fmt_copy(title, sizeof(title), o->title, sizeof(title));
@@ -846,6 +924,15 @@ static int add_comments(struct build *b)
 		COMMENT("attached to a running process (palloc-run -p): blocks "
 			"allocated before the attach are unknown, their frees "
 			"ignored; calls that bypass the GOT are not seen");
+	if (base_of(b))
+		COMMENT("this attach only: from unix time %lld.%09lld s, for "
+			"%lld ms (the profile's duration); samples and "
+			"counters of earlier attaches left out; inuse: blocks "
+			"allocated since still in use, less those of earlier "
+			"attaches freed since",
+			(long long)(o->window_start_unix_ns / 1000000000),
+			(long long)(o->window_start_unix_ns % 1000000000),
+			(long long)(b->p->duration_nanos / 1000000));
 	if (rate == 0)
 		COMMENT("sample rate: 0 (stack sampling off, counters only)");
 	else if (rate == 1)

@@ -103,6 +103,14 @@ struct record_profile_opts {
 	const char *unseen_owner, *unseen_hint;
 	record_unmapped_fn unmapped; /* NULL: "[unmapped]" */
 	void *unmapped_ctx;
+	/* An earlier copy of the same record (same pid, start time and
+	 * start ticks; else ignored), taken when a later attach began
+	 * (palloc-run -p): each stack's values and the counters less the
+	 * base's, peak = inuse, variances less the base's (never below 0),
+	 * and a comment naming the window, which starts at
+	 * window_start_unix_ns (CLOCK_REALTIME). NULL: the whole record. */
+	const struct record_view *base;
+	int64_t window_start_unix_ns;
 };
 
 /*

@@ -2,9 +2,11 @@
 /* A function called inside a running process, without a debugger (inject.h). */
 #include "common.h"
 #include "inject.h"
+#include "clock.h"
 #include "msg.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -18,7 +20,9 @@
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include <sys/ptrace.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -384,12 +388,172 @@ static bool defines_malloc(const char *file)
 	return found;
 }
 
+/* ---- the agent in another mount namespace ---- */
+
+/* Where a copy may go, under the process's root, and the tag its name
+ * carries (so that a later attach knows its path from its name alone). */
+static const struct {
+	const char *tag;
+	const char *dir[2]; /* components, each opened O_NOFOLLOW */
+	const char *path;   /* as the process sees it */
+} copy_dirs[] = {
+	{"tmp", {"tmp", NULL}, "/tmp"},
+	{"vartmp", {"var", "tmp"}, "/var/tmp"},
+	{"shm", {"dev", "shm"}, "/dev/shm"},
+};
+
+/* The path of the loaded copy whose maps base name is bn
+ * ("palloc-agent-TAG-HEX.so", maybe " (deleted)" after) into out[cap],
+ * or "" when it is not one of ours. */
+static void copy_of_maps(const char *bn, char *out, size_t cap)
+{
+	char name[96];
+	size_t n = strcspn(bn, " ");
+
+	if (n >= sizeof(name))
+		return;
+	memcpy(name, bn, n);
+	name[n] = '\0';
+	if (n < 3 || strcmp(name + n - 3, ".so") != 0 ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-.") != n)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(copy_dirs); i++) {
+		size_t tl = strlen(copy_dirs[i].tag);
+
+		if (strncmp(name + 13, copy_dirs[i].tag, tl) == 0 &&
+		    name[13 + tl] == '-') {
+			snprintf(out, cap, "%s/%s", copy_dirs[i].path, name);
+			return;
+		}
+	}
+}
+
+/* The directory i of copy_dirs under root, opened without following a
+ * symlink, and fit for a copy; -1 when not. */
+static int copy_dir_open(int root, size_t i)
+{
+	struct stat st;
+	struct statvfs sv;
+	int fd = root, next;
+
+	for (int k = 0; k < 2 && copy_dirs[i].dir[k]; k++) {
+		next = openat(fd, copy_dirs[i].dir[k],
+			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd != root)
+			close(fd);
+		if (next < 0)
+			return -1;
+		fd = next;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    (st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    ((st.st_mode & (S_IWOTH | S_IWGRP)) && !(st.st_mode & S_ISVTX)) ||
+	    fstatvfs(fd, &sv) < 0 || (sv.f_flag & ST_NOEXEC) ||
+	    (sv.f_flag & ST_RDONLY)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Copy the bytes of from into to. 0 or -1 (errno). */
+static int copy_bytes(int from, int to)
+{
+	static char buf[65536];
+	ssize_t n;
+
+	while ((n = read(from, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		for (ssize_t w, off = 0; off < n; off += w) {
+			w = write(to, buf + off, (size_t)(n - off));
+			if (w < 0 && errno != EINTR)
+				return -1;
+			if (w < 0)
+				w = 0;
+		}
+	}
+	return 0;
+}
+
+/* Copy agent into a directory of pid's root (inject_check()). */
+static int copy_agent(pid_t pid, const char *agent, struct inject_target *t)
+{
+	char path[64], hex[33];
+	uint8_t rnd[16];
+	int root, src, dst = -1, dir = -1, e = 0;
+	size_t i;
+
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
+	root = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return msg_set_errno(errno,
+				     "the agent '%s' is not in the process's "
+				     "mount namespace, and its root '%s' "
+				     "cannot be opened to copy it there",
+				     agent, path);
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		close(root);
+		return msg_set_errno(errno, "no random name for the agent's "
+					    "copy");
+	}
+	for (size_t k = 0; k < sizeof(rnd); k++)
+		snprintf(hex + 2 * k, 3, "%02x", rnd[k]);
+	for (i = 0; i < ARRAY_SIZE(copy_dirs) && dst < 0; i++) {
+		dir = copy_dir_open(root, i);
+		if (dir < 0)
+			continue;
+		snprintf(t->copy_name, sizeof(t->copy_name),
+			 "palloc-agent-%s-%s.so", copy_dirs[i].tag, hex);
+		dst = openat(dir, t->copy_name,
+			     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				     O_CLOEXEC,
+			     0644);
+		if (dst < 0) {
+			close(dir);
+			dir = -1;
+		}
+	}
+	close(root);
+	if (dst < 0)
+		return msg_set("the agent '%s' is not in the process's mount "
+			       "namespace, and none of /tmp, /var/tmp, "
+			       "/dev/shm there is a safe place to copy it to "
+			       "(a real directory, not writable by others "
+			       "unless sticky, executable)",
+			       agent);
+	i--;
+	src = open(agent, O_RDONLY | O_CLOEXEC);
+	if (src < 0 || copy_bytes(src, dst) < 0 || fchmod(dst, 0644) < 0)
+		e = errno ? errno : EIO;
+	if (src >= 0)
+		close(src);
+	if (close(dst) < 0 && !e)
+		e = errno;
+	if (e) {
+		unlinkat(dir, t->copy_name, 0);
+		close(dir);
+		return msg_set_errno(e,
+				     "cannot copy the agent into '%s' of "
+				     "the process's mount namespace",
+				     copy_dirs[i].path);
+	}
+	t->copy_dir = dir;
+	snprintf(t->agent, sizeof(t->agent), "%s/%s", copy_dirs[i].path,
+		 t->copy_name);
+	return 0;
+}
+
 /* ---- the checks ---- */
 
 int inject_check(pid_t pid, const char *agent, struct inject_target *t)
 {
 	char path[PATH_MAX + 64], val[256], line[PATH_MAX + 256];
 	char libc[PATH_MAX] = "", last[PATH_MAX] = "", exe[PATH_MAX] = "";
+	char copy[PATH_MAX] = "";
 	ssize_t n;
 	uintptr_t libc_base = 0, text_end = 0, page_end = 0;
 	struct stat a, b;
@@ -399,8 +563,10 @@ int inject_check(pid_t pid, const char *agent, struct inject_target *t)
 
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
+	t->copy_dir = -1;
 #if !defined(__x86_64__)
 	(void)agent;
+	(void)copy;
 	(void)path;
 	(void)val;
 	(void)line;
@@ -492,8 +658,11 @@ int inject_check(pid_t pid, const char *agent, struct inject_target *t)
 		}
 		if (perms[2] != 'x' || strncmp(bn, "libc.so.6", 9) == 0)
 			continue;
+		if (strncmp(bn, "palloc-agent-", 13) == 0 && !copy[0])
+			copy_of_maps(bn, copy, sizeof(copy));
 		if (strncmp(bn, "ld-linux", 8) == 0 ||
-		    strncmp(bn, "libpalloc.so", 12) == 0) {
+		    strncmp(bn, "libpalloc.so", 12) == 0 ||
+		    strncmp(bn, "palloc-agent-", 13) == 0) {
 			unsafe = true;
 		} else if (strcmp(file, last) != 0) {
 			/* another allocator's code (its internal functions,
@@ -544,25 +713,33 @@ int inject_check(pid_t pid, const char *agent, struct inject_target *t)
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, agent);
 	if (stat(agent, &a) < 0)
 		return msg_set_errno(errno, "cannot use the agent '%s'", agent);
-	if (stat(path, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
-		return msg_set("the agent '%s' is not the same file in the "
-			       "process's mount namespace",
-			       agent);
-	return 0;
+	if (copy[0]) {
+		/* an earlier attach's copy, loaded: found by its name */
+		snprintf(t->agent, sizeof(t->agent), "%s", copy);
+		t->reused = true;
+		return 0;
+	}
+	if (stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino) {
+		snprintf(t->agent, sizeof(t->agent), "%s", agent);
+		return 0;
+	}
+	return copy_agent(pid, agent, t);
 #endif
+}
+
+void inject_release(struct inject_target *t)
+{
+	if (t->copy_dir < 0)
+		return;
+	unlinkat(t->copy_dir, t->copy_name, 0);
+	close(t->copy_dir);
+	t->copy_dir = -1;
 }
 
 #if defined(__x86_64__)
 
 /* ---- the call ---- */
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void sleep_ms(long ms)
 {
@@ -942,20 +1119,22 @@ int inject_call(const struct inject_target *t, const char *lib, int flags,
 		const char *fn, const char *arg, int timeout_ms, int *ret)
 {
 	char path[64];
-	int64_t deadline = now_ms() + timeout_ms;
-	uint64_t nonce = ((uint64_t)getpid() << 32) ^ (uint64_t)now_ms() ^
-			 0x9e3779b97f4a7c15u;
+	int64_t deadline = clock_mono_ms() + timeout_ms;
+	uint64_t nonce = ((uint64_t)getpid() << 32) ^
+			 (uint64_t)clock_mono_ms() ^ 0x9e3779b97f4a7c15u;
 	uintptr_t blk = 0;
 	struct block b;
 	int memfd, rc = 0;
 	size_t n = 0;
 	pid_t *tids = NULL;
 
+	if (t->reused)
+		flags |= RTLD_NOLOAD;
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)t->pid);
 	memfd = open(path, O_RDWR | O_CLOEXEC);
 	if (memfd < 0)
 		return msg_set_errno(errno, "cannot open '%s'", path);
-	for (unsigned i = 0; now_ms() < deadline; i++) {
+	for (unsigned i = 0; clock_mono_ms() < deadline; i++) {
 		if (i % 16 == 0) {
 			free(tids);
 			tids = threads_of(t->pid, &n);
@@ -979,7 +1158,7 @@ int inject_call(const struct inject_target *t, const char *lib, int flags,
 			       "allocator's locks within %d ms",
 			       timeout_ms);
 	/* the thread runs the calls: read the block until it says done */
-	while (now_ms() < deadline + 5000) {
+	while (clock_mono_ms() < deadline + 5000) {
 		if (read_mem(t->pid, blk, &b, sizeof(b)) !=
 		    (ssize_t)sizeof(b)) {
 			if (kill(t->pid, 0) < 0)
@@ -992,6 +1171,12 @@ int inject_call(const struct inject_target *t, const char *lib, int flags,
 					read_mem(t->pid, b.err, e,
 						 sizeof(e) - 1);
 				e[sizeof(e) - 1] = '\0';
+				if (t->copy_dir >= 0)
+					return msg_set(
+						"the agent copied to '%s' "
+						"cannot be loaded in the "
+						"process's mount namespace%s%s",
+						lib, e[0] ? ": " : "", e);
 				return msg_set(
 					"dlopen failed in the process%s%s",
 					e[0] ? ": " : "", e);

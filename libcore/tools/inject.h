@@ -6,6 +6,7 @@
 
 #include "common.h"
 
+#include <limits.h>
 #include <sys/types.h>
 
 /*
@@ -50,6 +51,15 @@ struct inject_target {
 		uintptr_t lo, hi;
 	} unsafe[64];
 	size_t n_unsafe;
+	/* The agent's path as the process opens it: the agent itself, or a
+	 * copy inject_check() made in the process's mount namespace (then
+	 * copy_dir is the directory holding it, copy_name its name, until
+	 * inject_release()), or a copy an earlier attach loaded (reused:
+	 * dlopen'd with RTLD_NOLOAD, never opened again). */
+	char agent[PATH_MAX];
+	int copy_dir; /* -1: none */
+	char copy_name[80];
+	bool reused;
 };
 
 /*
@@ -61,9 +71,26 @@ struct inject_target {
  * with its value); no libc.so.6 mapped (a static program), a Go
  * program; a C library without dlopen (glibc before 2.34); not x86-64;
  * the agent not the same file in the process's mount namespace
- * (/proc/PID/root). 0, or -1.
+ * (/proc/PID/root) and no safe place to copy it to.
+ *
+ * A process in another mount namespace (a container) sees the agent
+ * through its own root: when /proc/PID/root + agent is not the same file,
+ * the agent is copied into the first of /tmp, /var/tmp, /dev/shm of that
+ * root that is a real directory (each component opened O_NOFOLLOW from
+ * /proc/PID/root, never a symlink), owned by root or by this user, not
+ * writable by others unless sticky, on a mount that allows executing;
+ * the copy is created there exclusively (O_EXCL, O_NOFOLLOW) under a
+ * random name "palloc-agent-TAG-HEX.so" (TAG the directory), 0644, and
+ * t->agent names it as the process sees it. An agent copy already
+ * loaded by an earlier attach (its name in /proc/PID/maps) is reused.
+ * Call inject_release() once the agent is loaded (or not). 0, or -1.
  */
 int inject_check(pid_t pid, const char *agent, struct inject_target *t);
+
+/* Remove the copy inject_check() made, if any (its directory is the one
+ * checked: the name cannot lead elsewhere), and close that directory.
+ * t->agent stays usable for a dlopen with RTLD_NOLOAD. */
+void inject_release(struct inject_target *t);
 
 /*
  * In one thread of t->pid: dlopen(lib, flags), then dlsym(handle, fn),
@@ -72,7 +99,7 @@ int inject_check(pid_t pid, const char *agent, struct inject_target *t);
  * fn's value. 0; or -1 with msg_set(): ptrace refused (EPERM: the
  * reason named, Yama's setting included), no safe moment in time,
  * dlopen failed (dlerror's text), fn not found, the process ended. The
- * process is never left stopped.
+ * process is never left stopped. With t->reused, flags get RTLD_NOLOAD.
  */
 int inject_call(const struct inject_target *t, const char *lib, int flags,
 		const char *fn, const char *arg, int timeout_ms, int *ret);

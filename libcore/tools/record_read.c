@@ -134,14 +134,20 @@ int record_open(const char *path)
 	return fd;
 }
 
-/* Open the file of maps line m of process pid. */
+/* Open the file of maps line m of process pid: by its path, or, when
+ * that is not the file mapped (deleted, or the path names another file
+ * here: the process is in another mount namespace), through map_files. */
 static int open_mapped(pid_t pid, const struct maps_line *m)
 {
 	char mf[96];
+	struct stat st;
 	int fd = open(m->path, OPEN_FLAGS);
 
-	if (fd >= 0 || !m->deleted)
+	if (fd >= 0 && fstat(fd, &st) == 0 && major(st.st_dev) == m->major &&
+	    minor(st.st_dev) == m->minor && st.st_ino == (ino_t)m->inode)
 		return fd;
+	if (fd >= 0)
+		close(fd);
 	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%lx-%lx", (int)pid,
 		 m->start, m->limit);
 	/* a link to the file itself: O_NOFOLLOW would refuse it */
