@@ -61,19 +61,14 @@ static void window_begin(struct window *w, pid_t pid)
 	w->start_ns = now_unix_ns();
 	if (fd < 0)
 		return;
-	if (record_copy(fd, &w->im) == 0 &&
-	    record_check(w->im.buf, w->im.len, NULL, &w->v) == 0)
-		w->have = true;
-	else
-		record_image_free(&w->im);
+	w->have = record_load(fd, &w->im, &w->v) == 0;
 	close(fd);
 }
 
 static void window_end(struct window *w)
 {
 	if (w->have)
-		record_view_free(&w->v);
-	record_image_free(&w->im);
+		record_loaded_free(&w->im, &w->v);
 }
 
 /*
@@ -93,12 +88,8 @@ static int write_profile(struct collect *col, int fd, pid_t pid,
 	char program[64];
 	int rc;
 
-	rc = record_copy(fd, &im);
-	if (rc < 0)
+	if (record_load(fd, &im, &v) < 0)
 		return -1;
-	rc = -1;
-	if (record_check(im.buf, im.len, NULL, &v) < 0)
-		goto out_image;
 	record_stats(&v, &st);
 	o.time_nanos = live		  ? now_unix_ns()
 		       : v.h->end_unix_ns ? v.h->end_unix_ns
@@ -112,11 +103,10 @@ static int write_profile(struct collect *col, int fd, pid_t pid,
 		   o.time_nanos > v.h->start_unix_ns) {
 		o.duration_nanos = o.time_nanos - v.h->start_unix_ns;
 	}
-	if (live && record_maps_read(pid, &maps) == 0) {
-		o.unmapped = record_maps_unmapped;
-		o.unmapped_ctx = &maps;
-	}
+	if (live)
+		record_maps_use(pid, &maps, &o);
 	p = record_profile(&v, &o, NULL);
+	rc = -1;
 	if (p) {
 		pattern_sanitize(program, sizeof(program), st.exe,
 				 strlen(st.exe));
@@ -126,9 +116,7 @@ static int write_profile(struct collect *col, int fd, pid_t pid,
 		pprof_free(p);
 	}
 	record_maps_free(&maps);
-	record_view_free(&v);
-out_image:
-	record_image_free(&im);
+	record_loaded_free(&im, &v);
 	return rc;
 }
 

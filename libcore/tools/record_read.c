@@ -323,6 +323,24 @@ fail:
 	return -1;
 }
 
+int record_load(int fd, struct record_image *im, struct record_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	if (record_copy(fd, im) < 0)
+		return -1;
+	if (record_check(im->buf, im->len, NULL, v) < 0) {
+		record_image_free(im);
+		return -1;
+	}
+	return 0;
+}
+
+void record_loaded_free(struct record_image *im, struct record_view *v)
+{
+	record_view_free(v);
+	record_image_free(im);
+}
+
 void record_image_free(struct record_image *im)
 {
 	if (!im)
@@ -648,4 +666,14 @@ void record_maps_free(struct record_maps *m)
 		free(m->v[i].name);
 	free(m->v);
 	memset(m, 0, sizeof(*m));
+}
+
+bool record_maps_use(pid_t pid, struct record_maps *m,
+		     struct record_profile_opts *o)
+{
+	if (record_maps_read(pid, m) < 0)
+		return false;
+	o->unmapped = record_maps_unmapped;
+	o->unmapped_ctx = m;
+	return true;
 }

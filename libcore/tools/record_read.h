@@ -6,6 +6,7 @@
 #include "common.h"
 #include "pprof.h"
 #include "record.h"
+#include "record_profile.h"
 
 #include <limits.h>
 #include <sys/types.h>
@@ -62,6 +63,14 @@ int record_copy(int fd, struct record_image *im);
 
 /* Free a copy (NULL-safe). */
 void record_image_free(struct record_image *im);
+
+/*
+ * Copy the record open at fd (record_copy()) and check it
+ * (record_check(), arrays from malloc): *im and its view *v, both freed
+ * by record_loaded_free(). 0, or -1 with msg_set() (both empty then).
+ */
+int record_load(int fd, struct record_image *im, struct record_view *v);
+void record_loaded_free(struct record_image *im, struct record_view *v);
 
 /* "live", "exited" or "killed": what record_list() says of a record. */
 enum record_life {
@@ -124,5 +133,9 @@ int record_maps_read(pid_t pid, struct record_maps *m);
 uint64_t record_maps_unmapped(void *ctx, struct pprof_profile *p,
 			      uint64_t addr);
 void record_maps_free(struct record_maps *m);
+/* Read pid's regions into *m and name them to o (o->unmapped and its
+ * ctx m) when they read; false (o unchanged) when not. */
+bool record_maps_use(pid_t pid, struct record_maps *m,
+		     struct record_profile_opts *o);
 
 #endif /* PALLOC_RECORD_READ_H */

@@ -305,13 +305,11 @@ static int write_profile(struct runrec *r, const char *path, pid_t pid,
 	fd = record_open(path);
 	if (fd < 0)
 		return -1;
-	rc = record_copy(fd, &im);
+	rc = record_load(fd, &im, &v);
 	close(fd);
 	if (rc < 0)
 		return -1;
 	rc = -1;
-	if (record_check(im.buf, im.len, NULL, &v) < 0)
-		goto out_image;
 	h = v.h;
 	if (memcmp(h->token, r->token, sizeof(r->token)) != 0 ||
 	    h->pid != pid) {
@@ -323,10 +321,7 @@ static int write_profile(struct runrec *r, const char *path, pid_t pid,
 	o.default_sample_type = wt->type;
 	if (wt->live) {
 		o.time_nanos = now_unix_ns();
-		if (record_maps_read(pid, &maps) == 0) {
-			o.unmapped = record_maps_unmapped;
-			o.unmapped_ctx = &maps;
-		}
+		record_maps_use(pid, &maps, &o);
 	} else {
 		/* Ended: the record's last change is its moment. */
 		dead_owner(&v, &o.unseen_owner, &o.unseen_hint);
@@ -351,9 +346,7 @@ static int write_profile(struct runrec *r, const char *path, pid_t pid,
 out_maps:
 	record_maps_free(&maps);
 out_view:
-	record_view_free(&v);
-out_image:
-	record_image_free(&im);
+	record_loaded_free(&im, &v);
 	return rc;
 }
 
@@ -679,16 +672,11 @@ static bool record_is_go(const char *path)
 
 	if (fd < 0)
 		return false;
-	if (record_copy(fd, &im) < 0) {
-		close(fd);
-		return false;
+	if (record_load(fd, &im, &v) == 0) {
+		go = v.n_modules && file_is_go(v.modules[0]->path);
+		record_loaded_free(&im, &v);
 	}
 	close(fd);
-	if (record_check(im.buf, im.len, NULL, &v) == 0) {
-		go = v.n_modules && file_is_go(v.modules[0]->path);
-		record_view_free(&v);
-	}
-	record_image_free(&im);
 	return go;
 }
 
