@@ -56,7 +56,7 @@ while True:
 	check "python3: detached, status 0" test "$rc" -eq 0
 	sed 's/^/# /' run.py.err
 	check "python3: its profile names python's allocation functions" \
-		sh -c "palloc-dump -t 0 py.pb.gz 2>/dev/null | grep -Eq 'Py[A-Za-z_]+'"
+		sh -c "palloc-dump -t 0 --sample-index alloc_space py.pb.gz 2>/dev/null | grep -Eq 'Py[A-Za-z_]+'"
 	n=$(wc -l <py.out)
 	check "python3: runs on after the detach" retry 100 0.1 \
 		sh -c "test \$(wc -l <py.out) -gt $n"
@@ -112,7 +112,7 @@ if command -v redis-server >/dev/null 2>&1 &&
 		sh -c "redis-cli -h 127.0.0.1 -p $port ping | grep -qx PONG"
 	check "redis: the same threads" test "$(threads "$rp")" = "$thr0"
 	check "redis: the profiles name redis's allocation sites" \
-		sh -c "palloc-dump -t 0 redis.1.pb.gz 2>/dev/null | grep -Eq 'zmalloc|zcalloc|zrealloc|sdsnewlen|createObject'"
+		sh -c "palloc-dump -t 0 --sample-index alloc_space redis.1.pb.gz 2>/dev/null | grep -Eq 'zmalloc|zcalloc|zrealloc|sdsnewlen|createObject'"
 	kill -TERM "$rp"
 	wait "$rp"
 	check "redis: exits 0 on SIGTERM" test $? -eq 0
