@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The agent's USDT probes for the OpenTelemetry eBPF profiler (issue 24,
-# libcore/agent/usdt.h): readelf shows otel_memory:alloc with three
+# The agent's USDT probes for the OpenTelemetry eBPF profiler
+# (libcore/agent/usdt.h): readelf shows otel_memory:alloc with three
 # arguments and otel_memory:free with one; where the kernel lets bpftrace
 # attach, it counts exactly the sampled allocations of a program at rate 1
 # (every one), their weights (the sizes) and the frees of those blocks.

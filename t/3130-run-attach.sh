@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# palloc-run -p PID (issue 20): a program started plainly, idle in read(2)
+# palloc-run -p PID: a program started plainly, idle in read(2)
 # until told to allocate, attached at rate 1: its allocations after the
 # attach are exact, the profile says blocks before are unknown; after the
 # detach its threads and descriptors are as before, the interrupted read

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# palloc-run -p PID refuses (issue 20), one line and status 125, the
+# palloc-run -p PID refuses, one line and status 125, the
 # process untouched (not traced, still answering, no agent loaded): no
 # such process, a process already traced, a static program, another
 # user's process without CAP_SYS_PTRACE; and the usage errors of -p.

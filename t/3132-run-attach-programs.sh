@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# palloc-run -p on real programs started without palloc (issue 20):
+# palloc-run -p on real programs started without palloc:
 # python3 in a loop, profiled at rate 1 and running on after the detach;
 # redis-server under redis-benchmark, attached and detached 50 times while
 # the benchmark runs: every request answered, PING answered, the same

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# palloc-run -p PID on a threaded C++ program started plainly (issue 20,
-# "must show"): idle in read(2) until told, then 4 threads each allocate
+# palloc-run -p PID on a threaded C++ program started plainly:
+# idle in read(2) until told, then 4 threads each allocate
 # a known amount with new and new[] and delete half of it. Attached at
 # rate 1, the profile is exact (400 objects, 62.5 KiB; 200 in use) and
 # names the threads' site; after the detach the program runs the same

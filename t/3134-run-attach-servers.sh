@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# palloc-run -p PID on servers started without palloc (issue 20, "must
-# show"), each profiled and running on after the detach:
+# palloc-run -p PID on servers started without palloc,
+# each profiled and running on after the detach:
 # - an nginx worker running as nobody (its master root), root attaching,
 #   loaded with wrk (or curl) while attached; stopped by the master's pid;
 # - an idle PostgreSQL backend: a psql session left open, root attaches

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# palloc-run -p PID and objects loaded after the attach (issue 20): the
+# palloc-run -p PID and objects loaded after the attach: the
 # agent hooks dlopen, so a library dlopened while attached is patched
 # before dlopen returns (its allocations exact at rate 1, none lost to
 # the lazy patching), and dlsym, so malloc fetched by dlsym(RTLD_DEFAULT)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# palloc-run -p PID a second time, after a detach (issue 20): the loaded
+# palloc-run -p PID a second time, after a detach: the loaded
 # agent is reused (one copy mapped), each attach's profile covers its own
 # window only (the second leaves out the first's samples and says so,
 # while the record, read by palloc-dump, continues), each palloc-run numbers

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# palloc-run -p PID refuses (issue 20), one line and status 125, the
+# palloc-run -p PID refuses, one line and status 125, the
 # process untouched (not traced, no agent mapped, still answering):
 # - a process under a seccomp filter (one that refuses ptrace(2) in it):
 #   the calls the attach makes there could be refused or kill it;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # palloc-explain and palloc-dump --stats of a process palloc-run -p is
-# attached to (issue 20): 10,000,000 bytes allocated before the attach
+# attached to: 10,000,000 bytes allocated before the attach
 # show as the "heap_before_attach" part (the allocator's in-use bytes
 # minus the heap the agent saw), 409,600 after it as heap_inuse (rate 1),
 # allocator_overhead is unknown rather than holding those blocks, and

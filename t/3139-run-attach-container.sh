@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# palloc-run -p PID of a process in another mount namespace (issue 20, a
+# palloc-run -p PID of a process in another mount namespace (a
 # container): the directory of the agent hidden there (a tmpfs mounted
 # over it, unshare -m), palloc-run copies the agent into the process's
 # /tmp through /proc/PID/root and loads it from there: attached at rate 1

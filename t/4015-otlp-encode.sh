@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The OTLP profiles encoder (libcore/tools/otlp.c, issue 24): requests of
+# The OTLP profiles encoder (libcore/tools/otlp.c): requests of
 # known profiles (t/helper/otlp-encode.c, pprof-gen) decoded by protoc with the
 # opentelemetry-proto subset in proto/opentelemetry, then resolved through
 # the dictionary: the resource's attributes, the four sample types, each
