@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The stack table and the table of live sampled blocks. */
 #include "stacktab.h"
+#include "hash.h"
 
 static void *t_alloc(struct stacktab *t, size_t n, size_t size)
 {
@@ -108,17 +109,15 @@ static void name_words(const char *thread, uint64_t w[2])
 
 static uint64_t stack_hash(const uintptr_t *pcs, size_t n, const uint64_t w[2])
 {
-	uint64_t h = 0xcbf29ce484222325ULL ^ n;
+	uint64_t h = HASH_FNV1A_INIT ^ n;
 
 	for (size_t i = 0; i < n; i++)
 		h = mix(h, pcs[i]);
 	h = mix(h, w[0]);
 	h = mix(h, w[1]);
-	/* splitmix64's finaliser: every output bit depends on every input
-	 * bit, so the low bits the index uses are as good as any. */
-	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-	return h ^ (h >> 31);
+	/* Every output bit depends on every input bit, so the low bits the
+	 * index uses are as good as any. */
+	return hash_mix(h);
 }
 
 /* Does s hold these n frames and thread name words? (depth checked by
