@@ -12,8 +12,8 @@ CC=${CC:-clang}
 lc=$top/libcore
 
 mkdir -p "$out/proto"
-protoc-c --proto_path="$top/proto" --c_out="$out/proto" \
-	"$top/proto/profile.proto"
+proto=${PPROF_PROTO:-/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto}
+protoc-c --proto_path="$(dirname "$proto")" --c_out="$out/proto" "$proto"
 printf '#define _GNU_SOURCE 1\n#define PACKAGE_VERSION "fuzz"\n' \
 	>"$out/config.h"
 

@@ -7,8 +7,9 @@
 
 /*
  * A struct pprof_profile is palloc's in-memory form of pprof's profile.proto
- * (proto/profile.proto; github.com/google/pprof proto/profile.proto). It
- * differs from the wire form in two ways that make it easy to use:
+ * (github.com/google/pprof proto/profile.proto, as Debian ships it in
+ * golang-github-google-pprof-dev). It differs from the wire form in two
+ * ways that make it easy to use:
  *
  *  - strings are C strings owned by the profile (interned, so equal strings
  *    share one pointer), never string-table indices; "" stands for unset;
