@@ -282,6 +282,38 @@ static int print_text(FILE *fp, const struct table_opts *to,
 	return table_print(t);
 }
 
+/* What run_once renders: the options and the cgroup read. */
+struct model {
+	const struct opts *o;
+	const struct cgroup_mem *m;
+};
+
+static json_t *model_json(const void *model)
+{
+	const struct model *v = model;
+	json_t *top = json_top_new("palloc-cgroup");
+
+	json_set(top, "time_ns", json_u64(cli_now_ns()));
+	json_set(top, "pid",
+		 json_i64_or_null(!v->o->dir,
+				  v->o->pid ? v->o->pid : (int64_t)getpid()));
+	cgroup_json(top, v->m);
+	return top;
+}
+
+static int model_prom(FILE *fp, const void *model)
+{
+	return cgroup_prom(fp, ((const struct model *)model)->m);
+}
+
+static int model_table(FILE *fp, const void *model)
+{
+	const struct model *v = model;
+
+	return v->o->only_table ? print_row(fp, &v->o->d.table, v->m)
+				: print_text(fp, &v->o->d.table, v->m);
+}
+
 /*
  * Read the cgroup and print it to FP. Returns 0, 1 when --watch should
  * stop because the cgroup or process is gone (not FIRST), or 2 after an
@@ -289,9 +321,11 @@ static int print_text(FILE *fp, const struct table_opts *to,
  */
 static int run_once(void *ctx, bool first, FILE *fp)
 {
+	static const struct cli_forms forms = {model_json, model_prom,
+					       model_table};
 	const struct opts *o = ctx;
 	struct cgroup_mem m;
-	int rc = 0;
+	int rc;
 
 	if ((o->dir ? cgroup_read_dir(o->d.root, o->dir, &m)
 		    : cgroup_read_pid(o->d.root, o->pid, &m)) < 0) {
@@ -300,37 +334,7 @@ static int run_once(void *ctx, bool first, FILE *fp)
 		msg_error("%s", msg_last());
 		return PALLOC_EXIT_TROUBLE;
 	}
-	if (o->d.json || o->d.watch_ns) {
-		json_t *top = json_top_new("palloc-cgroup");
-
-		json_set(top, "time_ns", json_u64(cli_now_ns()));
-		json_set(top, "pid",
-			 json_i64_or_null(!o->dir,
-					  o->pid ? o->pid : (int64_t)getpid()));
-		cgroup_json(top, &m);
-		/* A write error is reported by cli_output or at exit. */
-		if (json_failed()) {
-			msg_error("%s", msg_last());
-			rc = PALLOC_EXIT_TROUBLE;
-		} else if (json_print(fp, top,
-				      o->d.watch_ns ? JSON_COMPACT
-						    : JSON_INDENT(2)) < 0 &&
-			   !ferror(fp)) {
-			msg_error("%s", msg_last());
-			rc = PALLOC_EXIT_TROUBLE;
-		}
-		json_decref(top);
-	} else if (o->d.prom) {
-		if (cgroup_prom(fp, &m) < 0 && !ferror(fp)) {
-			msg_error("%s", msg_last());
-			rc = PALLOC_EXIT_TROUBLE;
-		}
-	} else if ((o->only_table ? print_row(fp, &o->d.table, &m)
-				  : print_text(fp, &o->d.table, &m)) < 0 &&
-		   !ferror(fp)) {
-		msg_error("%s", msg_last());
-		rc = PALLOC_EXIT_TROUBLE;
-	}
+	rc = cli_render(fp, &o->d, &forms, &(struct model){o, &m});
 	cgroup_mem_free(&m);
 	return rc;
 }
@@ -347,10 +351,7 @@ static PALLOC_NORETURN void usage(void)
 	      " -p, --pid <pid>          the cgroup of this process\n"
 	      "     --sysroot <dir>      read DIR/proc and DIR/sys instead\n",
 	      stdout);
-	fputs(CLI_DATA_USAGE, stdout);
-	fputs(CLI_TABLE_USAGE, stdout);
-	fputs(CLI_BYTES_USAGE, stdout);
-	fputs(CLI_OUTPUT_FILE_USAGE, stdout);
+	cli_data_usage(true, NULL);
 	table_help(stdout, "Columns", &spec);
 	cli_usage_end(26, NULL);
 }

@@ -299,15 +299,40 @@ static int print_doc(FILE *fp, const struct opts *o,
 	return 0;
 }
 
+/* What run_once renders: the options and the document. */
+struct model {
+	const struct opts *o;
+	const struct explain_doc *doc;
+};
+
+static json_t *model_json(const void *model)
+{
+	return explain_json(((const struct model *)model)->doc);
+}
+
+static int model_prom(FILE *fp, const void *model)
+{
+	return explain_prom(fp, ((const struct model *)model)->doc);
+}
+
+static int model_table(FILE *fp, const void *model)
+{
+	const struct model *v = model;
+
+	return print_doc(fp, v->o, v->doc);
+}
+
 /*
  * Explain and print to FP. Returns 0, 1 when --watch should stop (the
  * process or cgroup is gone, not FIRST), or 2 after an error message.
  */
 static int run_once(void *ctx, bool first, FILE *fp)
 {
+	static const struct cli_forms forms = {model_json, model_prom,
+					       model_table};
 	const struct opts *o = ctx;
 	struct explain_doc doc;
-	int rc = 0;
+	int rc;
 
 	if ((o->cgroup ? explain_cgroup(o->pid, o->dir, &o->e, &doc)
 		       : explain_process(o->pid, &o->e, &doc)) < 0) {
@@ -316,27 +341,7 @@ static int run_once(void *ctx, bool first, FILE *fp)
 		msg_error("%s", msg_last());
 		return PALLOC_EXIT_TROUBLE;
 	}
-	/* A write error is reported by cli_output or at exit. */
-	if (o->d.json || o->d.watch_ns) {
-		json_t *j = explain_json(&doc);
-
-		if (!j || (json_print(fp, j,
-				      o->d.watch_ns ? JSON_COMPACT
-						    : JSON_INDENT(2)) < 0 &&
-			   !ferror(fp))) {
-			msg_error("%s", msg_last());
-			rc = PALLOC_EXIT_TROUBLE;
-		}
-		json_decref(j);
-	} else if (o->d.prom) {
-		if (explain_prom(fp, &doc) < 0 && !ferror(fp)) {
-			msg_error("%s", msg_last());
-			rc = PALLOC_EXIT_TROUBLE;
-		}
-	} else if (print_doc(fp, o, &doc) < 0 && !ferror(fp)) {
-		msg_error("%s", msg_last());
-		rc = PALLOC_EXIT_TROUBLE;
-	}
+	rc = cli_render(fp, &o->d, &forms, &(struct model){o, &doc});
 	explain_doc_free(&doc);
 	return rc;
 }
@@ -360,10 +365,7 @@ static PALLOC_NORETURN void usage(void)
 	      "                            process)\n"
 	      "     --sysroot <dir>      read DIR/proc and DIR/sys instead\n",
 	      stdout);
-	fputs(CLI_DATA_USAGE, stdout);
-	fputs(CLI_TABLE_USAGE, stdout);
-	fputs(CLI_BYTES_USAGE, stdout);
-	fputs(CLI_OUTPUT_FILE_USAGE, stdout);
+	cli_data_usage(true, NULL);
 	table_help(stdout, "Columns of the parts", &part_spec);
 	table_help(stdout, "Columns of the allocation sites", &site_spec);
 	cli_usage_end(

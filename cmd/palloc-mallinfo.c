@@ -318,6 +318,41 @@ static int list_agents(const struct opts *o)
 	return rc;
 }
 
+/* What report_once renders: the options and the agent's mallinfo. */
+struct model {
+	const struct opts *o;
+	json_t *mallinfo;
+};
+
+static json_t *model_json(const void *model)
+{
+	return json_incref(((const struct model *)model)->mallinfo);
+}
+
+/* The Prometheus text of the mallinfo and the agent's stats beside it. */
+static int model_prom(FILE *fp, const void *model)
+{
+	const struct model *m = model;
+	struct allocinfo_proc v = {.pid = m->o->pid, .mallinfo = m->mallinfo};
+	int rc;
+
+	v.stats = allocinfo_get_json(v.pid, "/debug/palloc/stats",
+				     m->o->timeout_ms);
+	v.program = json_string_value(json_object_get(v.mallinfo, "program"));
+	if (!v.program)
+		v.program = "";
+	rc = allocinfo_prom(fp, &v, 1);
+	json_decref(v.stats);
+	return rc;
+}
+
+static int model_table(FILE *fp, const void *model)
+{
+	const struct model *m = model;
+
+	return print_table(fp, m->o, m->mallinfo);
+}
+
 /*
  * One report of the process of CTX (struct opts) into FP, a cli_sample_fn.
  * Returns 0, 1 when the process ended (not FIRST: --watch is over), or 2
@@ -326,7 +361,10 @@ static int list_agents(const struct opts *o)
  */
 static int report_once(void *ctx, bool first, FILE *fp)
 {
+	static const struct cli_forms forms = {model_json, model_prom,
+					       model_table};
 	const struct opts *o = ctx;
+	int rc;
 	pid_t pid = o->pid;
 	json_t *j = allocinfo_get_json(pid, "/debug/palloc/mallinfo",
 				       o->timeout_ms);
@@ -337,25 +375,9 @@ static int report_once(void *ctx, bool first, FILE *fp)
 			  msg_last());
 		return PALLOC_EXIT_TROUBLE;
 	}
-	if (o->d.prom) {
-		struct allocinfo_proc v = {.pid = pid, .mallinfo = j};
-
-		v.stats = allocinfo_get_json(pid, "/debug/palloc/stats",
-					     o->timeout_ms);
-		v.program = json_string_value(json_object_get(j, "program"));
-		if (!v.program)
-			v.program = "";
-		allocinfo_prom(fp, &v, 1);
-		json_decref(v.stats);
-	} else if (o->d.json || o->d.watch_ns) {
-		json_print(fp, j, o->d.watch_ns ? 0 : JSON_INDENT(2));
-	} else if (print_table(fp, o, j) < 0 && !ferror(fp)) {
-		msg_error("%s", msg_last());
-		json_decref(j);
-		return PALLOC_EXIT_TROUBLE;
-	}
+	rc = cli_render(fp, &o->d, &forms, &(struct model){o, j});
 	json_decref(j);
-	return PALLOC_EXIT_OK;
+	return rc;
 }
 
 static PALLOC_NORETURN void usage(void)
@@ -372,9 +394,7 @@ static PALLOC_NORETURN void usage(void)
 	      "     --timeout <seconds>  accepted, no effect (nothing waits on the\n"
 	      "                            process)\n",
 	      stdout);
-	fputs(CLI_DATA_USAGE, stdout);
-	fputs(CLI_TABLE_USAGE, stdout);
-	fputs(CLI_OUTPUT_FILE_USAGE, stdout);
+	cli_data_usage(false, NULL);
 	table_help(stdout, "Columns of the list (no <pid>)", &list_spec);
 	table_help(stdout, "Columns of a <pid>'s arenas", &glibc_spec);
 	cli_usage_end(

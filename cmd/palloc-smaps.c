@@ -214,27 +214,42 @@ static json_t *proc_json(const struct opts *o, const struct proc *p)
 	return obj;
 }
 
-static json_t *build_json(const struct opts *o, const struct proc *v, size_t n,
-			  bool listing, uint64_t denied)
+/* What run_once renders: one sample of N processes V. */
+struct model {
+	const struct opts *o;
+	const struct proc *v;
+	size_t n;
+	bool listing;	 /* every process: DENIED counts */
+	uint64_t denied; /* processes not readable */
+};
+
+static json_t *model_json(const void *model)
 {
+	const struct model *m = model;
 	json_t *top = json_top_new("palloc-smaps"), *arr = json_array();
 	size_t i;
 
 	json_set(top, "time_ns", json_u64(cli_now_ns()));
-	for (i = 0; i < n; i++)
-		json_push(arr, proc_json(o, &v[i]));
+	for (i = 0; i < m->n; i++)
+		json_push(arr, proc_json(m->o, &m->v[i]));
 	json_set(top, "processes", arr);
-	json_set(top, "denied_count", json_u64_or_null(listing, denied));
-	if (json_failed()) {
-		json_decref(top);
-		return NULL;
-	}
+	json_set(top, "denied_count", json_u64_or_null(m->listing, m->denied));
 	return top;
 }
 
-static int print_prom(FILE *fp, const struct opts *o, const struct proc *v,
-		      size_t n)
+static int model_table(FILE *fp, const void *model)
 {
+	const struct model *m = model;
+
+	return smaps_print_table(fp, m->o, m->v, m->n);
+}
+
+static int model_prom(FILE *fp, const void *model)
+{
+	const struct model *m = model;
+	const struct opts *o = m->o;
+	const struct proc *v = m->v;
+	size_t n = m->n;
 	char name[PROM_NAME_MAX], metric[96], pid[16];
 	struct procfs_prom_proc *pv;
 	size_t f, i, j;
@@ -294,6 +309,8 @@ static int print_prom(FILE *fp, const struct opts *o, const struct proc *v,
  */
 static int run_once(void *ctx, bool first, FILE *fp)
 {
+	static const struct cli_forms forms = {model_json, model_prom,
+					       model_table};
 	struct opts *o = ctx;
 	bool listing = o->listing;
 	pid_t *pids = o->pids;
@@ -333,32 +350,8 @@ static int run_once(void *ctx, bool first, FILE *fp)
 			goto out;
 		}
 	}
-	if (o->d.json || o->d.watch_ns) {
-		json_t *top = build_json(o, v, n, listing, denied);
-
-		if (!top) {
-			msg_error("%s", msg_last());
-			rc = PALLOC_EXIT_TROUBLE;
-			goto out;
-		}
-		/* A write error is reported by cli_output or at exit. */
-		if (json_print(fp, top,
-			       o->d.watch_ns ? JSON_COMPACT : JSON_INDENT(2)) <
-			    0 &&
-		    !ferror(fp)) {
-			msg_error("%s", msg_last());
-			rc = PALLOC_EXIT_TROUBLE;
-		}
-		json_decref(top);
-	} else if (o->d.prom) {
-		if (print_prom(fp, o, v, n) < 0 && !ferror(fp)) {
-			msg_error("%s", msg_last());
-			rc = PALLOC_EXIT_TROUBLE;
-		}
-	} else if (smaps_print_table(fp, o, v, n) < 0 && !ferror(fp)) {
-		msg_error("%s", msg_last());
-		rc = PALLOC_EXIT_TROUBLE;
-	}
+	rc = cli_render(fp, &o->d, &forms,
+			&(struct model){o, v, n, listing, denied});
 out:
 	for (i = 0; i < n; i++)
 		proc_free(&v[i]);
@@ -379,12 +372,9 @@ static PALLOC_NORETURN void usage(void)
 	      " -m, --maps               mappings by kind and file\n"
 	      " -t, --top[=<n>]          with --maps: the N largest mappings (default 10)\n",
 	      stdout);
-	fputs(CLI_TABLE_USAGE, stdout);
-	fputs(CLI_BYTES_USAGE, stdout);
-	fputs(CLI_DATA_USAGE, stdout);
-	fputs("     --sysroot <dir>      read DIR/proc instead of /proc\n",
-	      stdout);
-	fputs(CLI_OUTPUT_FILE_USAGE, stdout);
+	cli_data_usage(
+		true,
+		"     --sysroot <dir>      read DIR/proc instead of /proc\n");
 	table_help(stdout, "Columns of the process list", &smaps_proc_spec);
 	table_help(stdout, "Columns of --maps (groups; with --top, mappings)",
 		   &smaps_group_spec);

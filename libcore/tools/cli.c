@@ -188,6 +188,44 @@ int cli_json_stdout(json_t *top, const char *what)
 	return PALLOC_EXIT_OK;
 }
 
+void cli_data_usage(bool bytes, const char *extra)
+{
+	fputs(CLI_DATA_USAGE CLI_TABLE_USAGE, stdout);
+	if (bytes)
+		fputs(CLI_BYTES_USAGE, stdout);
+	if (extra)
+		fputs(extra, stdout);
+	fputs(CLI_OUTPUT_FILE_USAGE, stdout);
+}
+
+int cli_render(FILE *fp, const struct cli_data *d, const struct cli_forms *f,
+	       const void *model)
+{
+	int rc = 0;
+
+	if (d->json || d->watch_ns) {
+		json_t *j = f->json(model);
+
+		if (j && json_failed()) { /* msg_last(): out of memory */
+			json_decref(j);
+			j = NULL;
+		}
+		rc = j ? json_print(fp, j,
+				    d->watch_ns ? JSON_COMPACT : JSON_INDENT(2))
+		       : -1;
+		json_decref(j);
+	} else if (d->prom) {
+		rc = f->prom(fp, model);
+	} else {
+		rc = f->table(fp, model);
+	}
+	if (rc < 0 && !ferror(fp)) {
+		msg_error("%s", msg_last());
+		return PALLOC_EXIT_TROUBLE;
+	}
+	return PALLOC_EXIT_OK;
+}
+
 const char *cli_top_word(int argc, char **argv)
 {
 	return optind < argc ? argv[optind] : NULL;

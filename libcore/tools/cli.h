@@ -150,6 +150,37 @@ int cli_json_stdout(json_t *top, const char *what);
 #define CLI_OUTPUT_FILE_USAGE                                                  \
 	"     --output-file <file> write to FILE ('-': standard output)\n"
 
+/*
+ * The option lines of usage() that the data commands share, to standard
+ * output in this order: CLI_DATA_USAGE, CLI_TABLE_USAGE, CLI_BYTES_USAGE
+ * when BYTES (sizes printed for people), then EXTRA (a command's own
+ * lines, or NULL), then CLI_OUTPUT_FILE_USAGE.
+ */
+void cli_data_usage(bool bytes, const char *extra);
+
+/*
+ * The three forms of a data command's report of one model (its own
+ * struct). json returns a new reference, or NULL after msg_set() (a tree
+ * whose building failed, json_failed(), is not printed either); prom
+ * and table return 0, or -1 after msg_set() or a write error on FP.
+ */
+struct cli_forms {
+	json_t *(*json)(const void *model);
+	int (*prom)(FILE *fp, const void *model);
+	int (*table)(FILE *fp, const void *model);
+};
+
+/*
+ * Print MODEL to FP in the form D asks for: JSON with --json or --watch
+ * (indented; one compact line a sample when watching), Prometheus text
+ * with --prom, else the table. A write error on FP is left to whoever
+ * closes it (cli_output, or msg_init's check at exit); any other failure
+ * is printed as one line. Returns 0, or PALLOC_EXIT_TROUBLE after that
+ * line. Not thread-safe (msg_last).
+ */
+int cli_render(FILE *fp, const struct cli_data *d, const struct cli_forms *f,
+	       const void *model);
+
 /* Parse a PID: decimal in 1..INT_MAX. Returns 0, or -1 (no message). */
 int cli_parse_pid(const char *s, pid_t *pid);
 
