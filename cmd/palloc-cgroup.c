@@ -328,12 +328,8 @@ static int run_once(void *ctx, bool first, FILE *fp)
 	int rc;
 
 	if ((o->dir ? cgroup_read_dir(o->d.root, o->dir, &m)
-		    : cgroup_read_pid(o->d.root, o->pid, &m)) < 0) {
-		if (!first && (errno == ENOENT || errno == ESRCH))
-			return CLI_GONE;
-		msg_error("%s", msg_last());
-		return PALLOC_EXIT_TROUBLE;
-	}
+		    : cgroup_read_pid(o->d.root, o->pid, &m)) < 0)
+		return cli_sample_failed(first);
 	rc = cli_render(fp, &o->d, &forms, &(struct model){o, &m});
 	cgroup_mem_free(&m);
 	return rc;

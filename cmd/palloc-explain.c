@@ -335,12 +335,8 @@ static int run_once(void *ctx, bool first, FILE *fp)
 	int rc;
 
 	if ((o->cgroup ? explain_cgroup(o->pid, o->dir, &o->e, &doc)
-		       : explain_process(o->pid, &o->e, &doc)) < 0) {
-		if (!first && (errno == ENOENT || errno == ESRCH))
-			return CLI_GONE;
-		msg_error("%s", msg_last());
-		return PALLOC_EXIT_TROUBLE;
-	}
+		       : explain_process(o->pid, &o->e, &doc)) < 0)
+		return cli_sample_failed(first);
 	rc = cli_render(fp, &o->d, &forms, &(struct model){o, &doc});
 	explain_doc_free(&doc);
 	return rc;

@@ -188,6 +188,14 @@ int cli_json_stdout(json_t *top, const char *what)
 	return PALLOC_EXIT_OK;
 }
 
+int cli_sample_failed(bool first)
+{
+	if (!first && (errno == ENOENT || errno == ESRCH))
+		return CLI_GONE;
+	msg_error("%s", msg_last());
+	return PALLOC_EXIT_TROUBLE;
+}
+
 void cli_data_usage(bool bytes, const char *extra)
 {
 	fputs(CLI_DATA_USAGE CLI_TABLE_USAGE, stdout);

@@ -266,6 +266,14 @@ typedef int cli_sample_fn(void *ctx, bool first, FILE *fp);
 #define CLI_GONE 1 /* a cli_sample_fn's "what it watches is gone" */
 
 /*
+ * A cli_sample_fn's answer when reading what it watches failed with errno
+ * and msg_set(): CLI_GONE after the FIRST sample when the process or
+ * cgroup is gone (ENOENT, ESRCH), else PALLOC_EXIT_TROUBLE after printing
+ * msg_last(). Not thread-safe (msg_last).
+ */
+int cli_sample_failed(bool first);
+
+/*
  * The --watch loop: SAMPLE(CTX, FIRST, stdout) now and then every
  * INTERVAL_NS until COUNT samples were taken (0: no limit) or SAMPLE
  * returns non-zero; 1 (the watched process or cgroup is gone) is the
