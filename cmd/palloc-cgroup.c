@@ -382,7 +382,5 @@ int main(int argc, char **argv)
 	o.only_table =
 		o.d.table.columns || o.d.table.noheadings || o.d.table.raw;
 
-	if (o.d.watch_ns)
-		return cli_watch(run_once, &o, o.d.watch_ns, o.d.count);
-	return cli_output(o.d.output, run_once, &o);
+	return cli_data_run(&o.d, run_once, &o);
 }

@@ -426,7 +426,5 @@ int main(int argc, char **argv)
 		o.cgroup = true;
 	o.e.root = o.d.root;
 
-	if (o.d.watch_ns)
-		return cli_watch(run_once, &o, o.d.watch_ns, o.d.count);
-	return cli_output(o.d.output, run_once, &o);
+	return cli_data_run(&o.d, run_once, &o);
 }

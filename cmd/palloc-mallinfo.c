@@ -454,7 +454,5 @@ int main(int argc, char **argv)
 			msg_usage(PALLOC_EXIT_TROUBLE, "missing pid operand");
 		return list_agents(&o);
 	}
-	if (o.d.watch_ns)
-		return cli_watch(report_once, &o, o.d.watch_ns, o.d.count);
-	return cli_output(o.d.output, report_once, &o);
+	return cli_data_run(&o.d, report_once, &o);
 }

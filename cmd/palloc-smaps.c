@@ -436,10 +436,7 @@ int main(int argc, char **argv)
 	o.listing = npids == 0;
 	o.pids = pids;
 	o.npids = npids;
-	if (o.d.watch_ns)
-		rc = cli_watch(run_once, &o, o.d.watch_ns, o.d.count);
-	else
-		rc = cli_output(o.d.output, run_once, &o);
+	rc = cli_data_run(&o.d, run_once, &o);
 	free(pids);
 	return rc;
 }

@@ -432,3 +432,10 @@ void cli_usage_end(int column, const char *notes)
 	printf("\nFor more details see %s(1).\n", msg_prog());
 	exit(PALLOC_EXIT_OK);
 }
+
+int cli_data_run(const struct cli_data *d, cli_sample_fn *sample, void *ctx)
+{
+	if (d->watch_ns)
+		return cli_watch(sample, ctx, d->watch_ns, d->count);
+	return cli_output(d->output, sample, ctx);
+}

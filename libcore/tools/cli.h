@@ -292,6 +292,13 @@ int cli_watch(cli_sample_fn *sample, void *ctx, uint64_t interval_ns,
 int cli_output(const char *path, cli_sample_fn *sample, void *ctx);
 
 /*
+ * A data command's run as D asks: cli_watch() with --watch, else one
+ * sample through cli_output() (--output-file or standard output).
+ * Returns their exit code.
+ */
+int cli_data_run(const struct cli_data *d, cli_sample_fn *sample, void *ctx);
+
+/*
  * Every command's usage error for getopt_long's answer C ('?' or ':'; call
  * getopt_long with opterr = 0 and an optstring starting with ':', since
  * getopt would name the program after argv[0], which may be libtool's
