@@ -644,19 +644,37 @@ static const struct prom_metric prom_metrics[] = {
 	 "Arenas of the allocator."},
 };
 
+/* Start the family palloc_SUFFIX (its name into name[PROM_NAME_MAX]). */
+static int family(FILE *fp, char *name, const char *suffix, const char *type,
+		  const char *help)
+{
+	prom_name(name, PROM_NAME_MAX, suffix);
+	return prom_family(fp, name, type, help);
+}
+
+/* The labels of process P into l: pid (its text into pid[16]), program
+ * and, unless NULL, allocator. Returns how many. */
+static size_t proc_labels(struct prom_label l[3], char *pid,
+			  const struct allocinfo_proc *p, const char *allocator)
+{
+	snprintf(pid, 16, "%d", (int)p->pid);
+	l[0] = (struct prom_label){"pid", pid};
+	l[1] = (struct prom_label){"program", p->program};
+	l[2] = (struct prom_label){"allocator", allocator};
+	return allocator ? 3 : 2;
+}
+
 int allocinfo_prom(FILE *fp, const struct allocinfo_proc *v, size_t n)
 {
 	char name[PROM_NAME_MAX], pid[16];
+	struct prom_label l[3];
 
 	for (size_t m = 0; m < ARRAY_SIZE(prom_metrics); m++) {
 		const struct prom_metric *pm = &prom_metrics[m];
 
-		prom_name(name, sizeof(name), pm->name);
-		if (prom_family(fp, name, pm->type, pm->help) < 0)
+		if (family(fp, name, pm->name, pm->type, pm->help) < 0)
 			return -1;
 		for (size_t i = 0; i < n; i++) {
-			struct prom_label l[2] = {{"pid", pid},
-						  {"program", v[i].program}};
 			const json_t *doc =
 				pm->from_mallinfo
 					? json_object_get(v[i].mallinfo,
@@ -664,48 +682,37 @@ int allocinfo_prom(FILE *fp, const struct allocinfo_proc *v, size_t n)
 					: v[i].stats;
 			int64_t val = doc ? allocinfo_int(doc, pm->key) : -1;
 
-			if (val < 0)
-				continue;
-			snprintf(pid, sizeof(pid), "%d", (int)v[i].pid);
-			if (prom_sample_u64(fp, name, l, 2, (uint64_t)val) < 0)
+			if (val >= 0 &&
+			    prom_sample_u64(fp, name, l,
+					    proc_labels(l, pid, &v[i], NULL),
+					    (uint64_t)val) < 0)
 				return -1;
 		}
 	}
-	prom_name(name, sizeof(name), "uptime_seconds");
-	if (prom_family(fp, name, PROM_GAUGE,
-			"Seconds since the agent started.") < 0)
+	if (family(fp, name, "uptime_seconds", PROM_GAUGE,
+		   "Seconds since the agent started.") < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		struct prom_label l[2] = {{"pid", pid},
-					  {"program", v[i].program}};
 		json_t *u = json_object_get(v[i].stats, "uptime_seconds");
 
-		if (!json_is_number(u))
-			continue;
-		snprintf(pid, sizeof(pid), "%d", (int)v[i].pid);
-		if (prom_sample_double(fp, name, l, 2, json_number_value(u)) <
-		    0)
+		if (json_is_number(u) &&
+		    prom_sample_double(fp, name, l,
+				       proc_labels(l, pid, &v[i], NULL),
+				       json_number_value(u)) < 0)
 			return -1;
 	}
-	prom_name(name, sizeof(name), "allocator_info");
-	if (prom_family(fp, name, PROM_GAUGE,
-			"The allocator in use (value 1), by name.") < 0)
+	if (family(fp, name, "allocator_info", PROM_GAUGE,
+		   "The allocator in use (value 1), by name.") < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		const char *a = json_string_value(
 			json_object_get(v[i].mallinfo, "allocator"));
-		struct prom_label l[3] = {{"pid", pid},
-					  {"program", v[i].program},
-					  {"allocator", a}};
 
 		if (!a)
 			a = json_string_value(
 				json_object_get(v[i].stats, "allocator"));
-		if (!a)
-			continue;
-		l[2].value = a;
-		snprintf(pid, sizeof(pid), "%d", (int)v[i].pid);
-		if (prom_sample_u64(fp, name, l, 3, 1) < 0)
+		if (a && prom_sample_u64(fp, name, l,
+					 proc_labels(l, pid, &v[i], a), 1) < 0)
 			return -1;
 	}
 	return 0;

@@ -296,19 +296,39 @@ static bool file_exists(const char *dir, const char *name)
 	return stat(path, &st) == 0;
 }
 
+/* A control file holding one value, and where the value goes. */
+struct value_file {
+	const char *name;
+	struct cgroup_value *out;
+};
+
+/* Read the N files F in DIR with read_value(), in order; -1 at the first
+ * that fails. */
+static int read_values(const char *dir, bool v1, const struct value_file *f,
+		       size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (read_value(dir, f[i].name, v1, f[i].out) < 0)
+			return -1;
+	return 0;
+}
+
 static int read_v2(struct cgroup_mem *m)
 {
+	const struct value_file files[] = {
+		{"memory.current", &m->usage},
+		{"memory.max", &m->limit},
+		{"memory.high", &m->high},
+		{"memory.low", &m->low},
+		{"memory.min", &m->min},
+		{"memory.peak", &m->peak},
+		{"memory.swap.current", &m->swap_usage},
+		{"memory.swap.max", &m->swap_limit},
+	};
 	const char *d = m->dir;
 
 	m->version = 2;
-	if (read_value(d, "memory.current", false, &m->usage) < 0 ||
-	    read_value(d, "memory.max", false, &m->limit) < 0 ||
-	    read_value(d, "memory.high", false, &m->high) < 0 ||
-	    read_value(d, "memory.low", false, &m->low) < 0 ||
-	    read_value(d, "memory.min", false, &m->min) < 0 ||
-	    read_value(d, "memory.peak", false, &m->peak) < 0 ||
-	    read_value(d, "memory.swap.current", false, &m->swap_usage) < 0 ||
-	    read_value(d, "memory.swap.max", false, &m->swap_limit) < 0 ||
+	if (read_values(d, false, files, ARRAY_SIZE(files)) < 0 ||
 	    read_kv(d, "memory.stat", &m->stat, &m->nstat) < 0 ||
 	    read_kv(d, "memory.events", &m->events, &m->nevents) < 0 ||
 	    read_psi(d, m) < 0)
@@ -319,14 +339,17 @@ static int read_v2(struct cgroup_mem *m)
 static int read_v1(struct cgroup_mem *m)
 {
 	struct cgroup_value memsw;
+	const struct value_file files[] = {
+		{"memory.usage_in_bytes", &m->usage},
+		{"memory.limit_in_bytes", &m->limit},
+		{"memory.max_usage_in_bytes", &m->peak},
+		{"memory.failcnt", &m->failcnt},
+		{"memory.memsw.usage_in_bytes", &memsw},
+	};
 	const char *d = m->dir;
 
 	m->version = 1;
-	if (read_value(d, "memory.usage_in_bytes", true, &m->usage) < 0 ||
-	    read_value(d, "memory.limit_in_bytes", true, &m->limit) < 0 ||
-	    read_value(d, "memory.max_usage_in_bytes", true, &m->peak) < 0 ||
-	    read_value(d, "memory.failcnt", true, &m->failcnt) < 0 ||
-	    read_value(d, "memory.memsw.usage_in_bytes", true, &memsw) < 0 ||
+	if (read_values(d, true, files, ARRAY_SIZE(files)) < 0 ||
 	    read_kv(d, "memory.stat", &m->stat, &m->nstat) < 0 ||
 	    read_kv(d, "memory.oom_control", &m->events, &m->nevents) < 0)
 		return -1;
@@ -489,6 +512,17 @@ static int find_mount(const char *root, const char *mountinfo, bool v2,
 	return found;
 }
 
+/* OUT found at PATH (its cgroup path) in OUT->dir: keep a copy of PATH
+ * and read OUT with READ. Returns 0 or -1 with procfs_error(). */
+static int read_found(struct cgroup_mem *out, const char *path,
+		      int (*read)(struct cgroup_mem *))
+{
+	out->path = strdup(path);
+	if (!out->path)
+		return procfs_error(ENOMEM, "out of memory");
+	return read(out);
+}
+
 int cgroup_read_pid(const char *root, pid_t pid, struct cgroup_mem *out)
 {
 	char path[PATH_MAX], mpath[PATH_MAX], who[32];
@@ -560,12 +594,7 @@ int cgroup_read_pid(const char *root, pid_t pid, struct cgroup_mem *out)
 			goto out;
 		if (f && (file_exists(out->dir, "memory.current") ||
 			  file_exists(out->dir, "memory.stat"))) {
-			out->path = strdup(v2path);
-			if (!out->path) {
-				procfs_error(ENOMEM, "out of memory");
-				goto out;
-			}
-			rc = read_v2(out);
+			rc = read_found(out, v2path, read_v2);
 			goto out;
 		}
 		free(out->dir);
@@ -577,12 +606,7 @@ int cgroup_read_pid(const char *root, pid_t pid, struct cgroup_mem *out)
 		if (f < 0)
 			goto out;
 		if (f) {
-			out->path = strdup(v1path);
-			if (!out->path) {
-				procfs_error(ENOMEM, "out of memory");
-				goto out;
-			}
-			rc = read_dir(out);
+			rc = read_found(out, v1path, read_dir);
 			goto out;
 		}
 	}

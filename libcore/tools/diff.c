@@ -89,6 +89,17 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+/* Room in *arr (of n entries) for entry n, whose index is a uint32_t id
+ * in an idxtab (slot id + 1): refused past UINT32_MAX - 2 ("diff: too many
+ * distinct WHAT"). Returns 0 or -1 with msg_set(). */
+static int grow_id(void **arr, size_t *cap, size_t n, size_t elem,
+		   const char *what)
+{
+	if (n >= UINT32_MAX - 1)
+		return msg_set("diff: too many distinct %s", what);
+	return grow(arr, cap, n + 1, elem);
+}
+
 static uint64_t frame_hash(const void *ctx, uint32_t i)
 {
 	return ((const struct diff_state *)ctx)->frames[i].hash;
@@ -122,10 +133,8 @@ static int intern_frame(struct diff_state *st, struct frame *f, uint32_t *id)
 			return 0;
 		}
 	}
-	if (st->n_frames >= UINT32_MAX - 1)
-		return msg_set("diff: too many distinct frames");
-	if (grow((void **)&st->frames, &st->cap_frames, st->n_frames + 1,
-		 sizeof(*st->frames)) < 0)
+	if (grow_id((void **)&st->frames, &st->cap_frames, st->n_frames,
+		    sizeof(*st->frames), "frames") < 0)
 		return -1;
 	st->frames[st->n_frames] = *f;
 	*id = (uint32_t)st->n_frames++;
@@ -271,10 +280,8 @@ static int intern_stack(struct diff_state *st, size_t len, int which,
 			return 0;
 		}
 	}
-	if (st->n_stacks >= UINT32_MAX - 1)
-		return msg_set("diff: too many distinct stacks");
-	if (grow((void **)&st->stacks, &st->cap_stacks, st->n_stacks + 1,
-		 sizeof(*st->stacks)) < 0)
+	if (grow_id((void **)&st->stacks, &st->cap_stacks, st->n_stacks,
+		    sizeof(*st->stacks), "stacks") < 0)
 		return -1;
 	if (grow((void **)&st->values, &st->cap_values,
 		 (st->n_stacks + 1) * st->n_types, sizeof(*st->values)) < 0)

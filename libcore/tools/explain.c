@@ -470,25 +470,15 @@ static json_t *arenas_of(const json_t *mallinfo, bool glibc)
 	return out;
 }
 
-/* glibc's non-main arenas' system bytes (malloc_info), for walk_maps. */
-static uint64_t arena_system(const json_t *mallinfo)
-{
-	const json_t *arenas = json_object_get(
-		json_object_get(mallinfo, "specific"), "arenas");
-	uint64_t sum = 0;
-
-	for (size_t i = 0; i < json_array_size(arenas); i++) {
-		const json_t *x = json_array_get(arenas, i);
-		int64_t v = allocinfo_int(x, "system_current_bytes");
-
-		if (allocinfo_int(x, "index") > 0 && v > 0)
-			sum += (uint64_t)v;
-	}
-	return sum;
-}
-
-/* jemalloc's dirty and muzzy pages over its arenas, bytes. */
-static int64_t arenas_pages(const json_t *mallinfo)
+/*
+ * The sum over the allocator's arenas (mallinfo's specific.arenas) of
+ * the positive values of KEY and, unless NULL, KEY2; with SKIP_MAIN only
+ * over arenas whose index is above 0. Bytes; 0 without arenas. Used for
+ * glibc's non-main arenas' system bytes (walk_maps' budget) and
+ * jemalloc's dirty and muzzy pages.
+ */
+static int64_t arenas_sum(const json_t *mallinfo, const char *key,
+			  const char *key2, bool skip_main)
 {
 	const json_t *arenas = json_object_get(
 		json_object_get(mallinfo, "specific"), "arenas");
@@ -496,10 +486,12 @@ static int64_t arenas_pages(const json_t *mallinfo)
 
 	for (size_t i = 0; i < json_array_size(arenas); i++) {
 		const json_t *x = json_array_get(arenas, i);
-		int64_t d = allocinfo_int(x, "dirty_bytes");
-		int64_t m = allocinfo_int(x, "muzzy_bytes");
+		int64_t a = allocinfo_int(x, key);
+		int64_t b = key2 ? allocinfo_int(x, key2) : 0;
 
-		sum += (d > 0 ? d : 0) + (m > 0 ? m : 0);
+		if (skip_main && allocinfo_int(x, "index") <= 0)
+			continue;
+		sum += (a > 0 ? a : 0) + (b > 0 ? b : 0);
 	}
 	return sum;
 }
@@ -666,7 +658,9 @@ static void allocator_parts(const struct agent_view *a, const struct walk *w,
 			 * counts base pages never touched, so only what the
 			 * resident footprint leaves for it is resident.
 			 */
-			int64_t f = rfree + arenas_pages(a->mallinfo);
+			int64_t f =
+				rfree + arenas_sum(a->mallinfo, "dirty_bytes",
+						   "muzzy_bytes", false);
 			int64_t mr = fp - allocated - f;
 
 			ap->have_free = true;
@@ -743,6 +737,7 @@ int explain_process(pid_t pid, const struct explain_opts *o,
 	json_t *detail;
 	struct explain_part *hp;
 	int64_t outside;
+	uint64_t arena_sys = 0; /* glibc's non-main arenas' system bytes */
 
 	memset(doc, 0, sizeof(*doc));
 	if (procfs_read_rollup(root, pid, &u, &summed) < 0)
@@ -762,8 +757,11 @@ int explain_process(pid_t pid, const struct explain_opts *o,
 	agent_fetch(pid, o, &a, doc);
 	agent = a.stats != NULL;
 	sps = read_task_sps(root, pid, &nsps);
+	if (agent)
+		arena_sys = (uint64_t)arenas_sum(
+			a.mallinfo, "system_current_bytes", NULL, true);
 	walk_maps(&s, root, pid, agent && a.glibc, agent && a.mimalloc, sps,
-		  nsps, agent ? arena_system(a.mallinfo) : 0, &w);
+		  nsps, arena_sys, &w);
 	free(sps);
 	if (agent)
 		allocator_parts(&a, &w, &ap, detail, doc);
@@ -842,24 +840,37 @@ int explain_process(pid_t pid, const struct explain_opts *o,
 		     "heap and anonymous mappings, not told "
 		     "apart without the agent");
 	}
-	part(p, "kernel", "anonymous_exec", true, (int64_t)w.exec, "kernel",
-	     "executable anonymous memory (JIT code)");
-	part(p, "kernel", "thread_stacks", true, (int64_t)w.stacks, "kernel",
-	     "thread stacks (guard page heuristic, stack "
-	     "pointers)");
-	part(p, "kernel", "main_stack", true, (int64_t)w.main_stack, "kernel",
-	     "the main thread's stack");
-	part(p, "kernel", "file_text", true, (int64_t)w.text, "kernel",
-	     "code of the program and its libraries");
-	part(p, "kernel", "file_data", true, (int64_t)w.data, "kernel",
-	     "data of the program and its libraries (rodata, "
-	     "data, bss)");
-	part(p, "kernel", "mapped_files", true, (int64_t)w.mapped, "kernel",
-	     "other mapped files");
-	part(p, "kernel", "shmem", true, (int64_t)w.shmem, "kernel",
-	     "shared memory (shmem, SysV, memfd)");
-	part(p, "kernel", "special", true, (int64_t)w.special, "kernel",
-	     "[vdso] and other kernel mappings");
+	{
+		/* The buckets of the walk over smaps, in the document's order.
+		 */
+		const struct {
+			const char *name;
+			uint64_t bytes;
+			const char *description;
+		} kparts[] = {
+			{"anonymous_exec", w.exec,
+			 "executable anonymous memory (JIT code)"},
+			{"thread_stacks", w.stacks,
+			 "thread stacks (guard page heuristic, stack "
+			 "pointers)"},
+			{"main_stack", w.main_stack, "the main thread's stack"},
+			{"file_text", w.text,
+			 "code of the program and its libraries"},
+			{"file_data", w.data,
+			 "data of the program and its libraries (rodata, "
+			 "data, bss)"},
+			{"mapped_files", w.mapped, "other mapped files"},
+			{"shmem", w.shmem,
+			 "shared memory (shmem, SysV, memfd)"},
+			{"special", w.special,
+			 "[vdso] and other kernel mappings"},
+		};
+
+		for (size_t i = 0; i < ARRAY_SIZE(kparts); i++)
+			part(p, "kernel", kparts[i].name, true,
+			     (int64_t)kparts[i].bytes, "kernel",
+			     kparts[i].description);
+	}
 	doc->smaps_rss = w.smaps_rss;
 	if (agent)
 		doc->allocator_detail = detail;
@@ -903,6 +914,46 @@ static int64_t stat_part(struct explain_doc *p, const struct cgroup_mem *m,
 	return have ? v : 0;
 }
 
+/* memory.stat's keys for the page cache parts, as a version spells them. */
+struct cache_keys {
+	const char *anon, *active, *inactive, *shmem;
+	const char *total;	/* the whole page cache */
+	const char *other_desc; /* page_cache_other's description */
+};
+
+static const struct cache_keys cache_keys_v2 = {
+	"anon",	 "active_file", "inactive_file",
+	"shmem", "file",	"other file pages (unevictable, mlocked)",
+};
+
+static const struct cache_keys cache_keys_v1 = {
+	"total_rss",   "total_active_file", "total_inactive_file",
+	"total_shmem", "total_cache",	    "other cache pages (unevictable)",
+};
+
+/* The anonymous memory and page cache parts of a cgroup (either
+ * version): page_cache_other is the whole page cache minus its active and
+ * inactive lists and shmem, left out when the kernel has no such key. */
+static void cache_parts(struct explain_doc *p, const struct cgroup_mem *m,
+			const struct cache_keys *k)
+{
+	int64_t af, inf, sh, total, v;
+
+	stat_part(p, m, "kernel", "anon", k->anon,
+		  "anonymous memory of the processes");
+	af = stat_part(p, m, "kernel", "page_cache_active", k->active,
+		       "page cache, active list");
+	inf = stat_part(p, m, "kernel", "page_cache_inactive", k->inactive,
+			"page cache, inactive list (reclaimed first)");
+	sh = stat_part(p, m, "kernel", "shmem", k->shmem,
+		       "shared memory and tmpfs");
+	if (stat_get(m, k->total, &total)) {
+		v = total - af - inf - sh;
+		part(p, "kernel", "page_cache_other", true, v > 0 ? v : 0,
+		     "remainder", k->other_desc);
+	}
+}
+
 /* v1's kernel memory: memory.kmem.usage_in_bytes, when accounted. */
 static bool v1_kmem(const struct cgroup_mem *m, int64_t *v)
 {
@@ -925,7 +976,7 @@ int explain_cgroup(pid_t pid, const char *dir, const struct explain_opts *o,
 	const char *root = o->root ? o->root : "";
 	struct explain_doc *p = doc;
 	struct cgroup_mem m;
-	int64_t v = 0, file = 0, sum = 0, kernel = 0;
+	int64_t v = 0, sum = 0, kernel = 0;
 	uint64_t ws = 0, in = 0;
 
 	memset(doc, 0, sizeof(*doc));
@@ -951,24 +1002,7 @@ int explain_cgroup(pid_t pid, const char *dir, const struct explain_opts *o,
 	doc->have_high_headroom = doc->have_high && m.usage.have;
 	doc->high_headroom = (int64_t)m.high.bytes - (int64_t)doc->total;
 	if (m.version == 2) {
-		int64_t af, inf, sh;
-
-		stat_part(p, &m, "kernel", "anon", "anon",
-			  "anonymous memory of the processes");
-		af = stat_part(p, &m, "kernel", "page_cache_active",
-			       "active_file", "page cache, active list");
-		inf = stat_part(p, &m, "kernel", "page_cache_inactive",
-				"inactive_file",
-				"page cache, inactive list (reclaimed first)");
-		sh = stat_part(p, &m, "kernel", "shmem", "shmem",
-			       "shared memory and tmpfs");
-		if (stat_get(&m, "file", &file)) {
-			v = file - af - inf - sh;
-			part(p, "kernel", "page_cache_other", true,
-			     v > 0 ? v : 0, "remainder",
-			     "other file pages (unevictable, "
-			     "mlocked)");
-		}
+		cache_parts(p, &m, &cache_keys_v2);
 		sum += stat_part(p, &m, "kernel", "slab", "slab",
 				 "kernel slab objects (dentries, inodes, ...)");
 		sum += stat_part(p, &m, "kernel", "kernel_stack",
@@ -994,24 +1028,9 @@ int explain_cgroup(pid_t pid, const char *dir, const struct explain_opts *o,
 		stat_part(p, &m, "kernel", "sock", "sock",
 			  "network socket buffers");
 	} else {
-		int64_t af, inf, sh, cache = 0;
 		bool have_k;
 
-		stat_part(p, &m, "kernel", "anon", "total_rss",
-			  "anonymous memory of the processes");
-		af = stat_part(p, &m, "kernel", "page_cache_active",
-			       "total_active_file", "page cache, active list");
-		inf = stat_part(p, &m, "kernel", "page_cache_inactive",
-				"total_inactive_file",
-				"page cache, inactive list (reclaimed first)");
-		sh = stat_part(p, &m, "kernel", "shmem", "total_shmem",
-			       "shared memory and tmpfs");
-		if (stat_get(&m, "total_cache", &cache)) {
-			v = cache - af - inf - sh;
-			part(p, "kernel", "page_cache_other", true,
-			     v > 0 ? v : 0, "remainder",
-			     "other cache pages (unevictable)");
-		}
+		cache_parts(p, &m, &cache_keys_v1);
 		have_k = v1_kmem(&m, &kernel);
 		part(p, "kernel", "kernel", have_k, kernel, "cgroup",
 		     "kernel memory (memory.kmem.usage_in_bytes)");

@@ -5,50 +5,54 @@
 #include "htmlreport_assets.h"
 #include "msg.h"
 
-int htmlreport_put_json(FILE *fp, const char *s)
+/* A character written as another text. */
+struct escape {
+	char c;
+	const char *with;
+};
+
+/* JSON text inside <script>: only strings hold these, where a \u escape
+ * means the same. */
+static const struct escape json_escapes[] = {
+	{'<', "\\u003c"},
+	{'>', "\\u003e"},
+	{'&', "\\u0026"},
+};
+
+/* Text in HTML, in an element or an attribute's double quotes. */
+static const struct escape html_escapes[] = {
+	{'<', "&lt;"},
+	{'>', "&gt;"},
+	{'&', "&amp;"},
+	{'"', "&quot;"},
+};
+
+/* Write s to fp with each character of the N escapes E replaced. Returns
+ * 0 or -1 (errno set) on a write error. */
+static int put_escaped(FILE *fp, const char *s, const struct escape *e,
+		       size_t n)
 {
 	for (; *s; s++) {
 		const char *esc = NULL;
 
-		switch (*s) {
-		case '<':
-			esc = "\\u003c";
-			break;
-		case '>':
-			esc = "\\u003e";
-			break;
-		case '&':
-			esc = "\\u0026";
-			break;
-		default:
-			break;
-		}
+		for (size_t i = 0; i < n && !esc; i++)
+			if (*s == e[i].c)
+				esc = e[i].with;
 		if (esc ? fputs(esc, fp) == EOF : putc(*s, fp) == EOF)
 			return -1;
 	}
 	return 0;
 }
 
+int htmlreport_put_json(FILE *fp, const char *s)
+{
+	return put_escaped(fp, s, json_escapes, ARRAY_SIZE(json_escapes));
+}
+
 static void put_html(FILE *fp, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", fp);
-			break;
-		case '>':
-			fputs("&gt;", fp);
-			break;
-		case '&':
-			fputs("&amp;", fp);
-			break;
-		case '"':
-			fputs("&quot;", fp);
-			break;
-		default:
-			putc(*s, fp);
-		}
-	}
+	/* A write error shows in ferror(fp), which the caller checks. */
+	(void)put_escaped(fp, s, html_escapes, ARRAY_SIZE(html_escapes));
 }
 
 int htmlreport_write(FILE *fp, const json_t *doc, const char *title)
