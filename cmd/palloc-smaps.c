@@ -250,7 +250,7 @@ static int model_prom(FILE *fp, const void *model)
 	const struct opts *o = m->o;
 	const struct proc *v = m->v;
 	size_t n = m->n;
-	char name[PROM_NAME_MAX], metric[96], pid[16];
+	char name[PROM_NAME_MAX], pid[16];
 	struct procfs_prom_proc *pv;
 	size_t f, i, j;
 	int rc;
@@ -272,14 +272,10 @@ static int model_prom(FILE *fp, const void *model)
 	for (f = 0; f < 3; f++) {
 		static const enum procfs_field fld[3] = {PROCFS_RSS, PROCFS_PSS,
 							 PROCFS_SWAP};
-		static const char *const nm[3] = {"rss", "pss", "swap"};
 
-		snprintf(metric, sizeof(metric), "smaps_group_%s_bytes", nm[f]);
-		prom_name(name, sizeof(name), metric);
-		snprintf(metric, sizeof(metric),
-			 "%s of the mappings of one kind (and path), bytes.",
-			 procfs_field_kernel_name(fld[f]));
-		if (prom_family(fp, name, PROM_GAUGE, metric) < 0)
+		if (procfs_prom_family(
+			    fp, name, "smaps_group_", fld[f],
+			    "of the mappings of one kind (and path)") < 0)
 			return -1;
 		for (i = 0; i < n; i++) {
 			snprintf(pid, sizeof(pid), "%d", (int)v[i].pid);

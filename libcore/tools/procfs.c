@@ -819,23 +819,33 @@ int procfs_usage_json(json_t *obj, const struct procfs_usage *u)
 	return 0;
 }
 
+int procfs_prom_family(FILE *fp, char *name, const char *prefix, size_t field,
+		       const char *of_what)
+{
+	bool uss = field == PROCFS_NFIELDS;
+	char text[160];
+
+	snprintf(text, sizeof(text), "%s%s", prefix,
+		 uss ? "uss_bytes" : fields[field].json);
+	if (prom_name(name, PROM_NAME_MAX, text) < 0)
+		return -1;
+	snprintf(text, sizeof(text), "%s %s, bytes.",
+		 uss ? "Private_Clean + Private_Dirty" : fields[field].kernel,
+		 of_what);
+	return prom_family(fp, name, PROM_GAUGE, text);
+}
+
 int procfs_prom(FILE *fp, const struct procfs_prom_proc *v, size_t n)
 {
-	char name[PROM_NAME_MAX], help[96], pid[16];
+	char name[PROM_NAME_MAX], pid[16];
 	size_t f, i;
 
 	for (f = 0; f <= PROCFS_NFIELDS; f++) {
 		bool uss = f == PROCFS_NFIELDS;
 
-		snprintf(help, sizeof(help), "smaps_%s",
-			 uss ? "uss_bytes" : fields[f].json);
-		if (prom_name(name, sizeof(name), help) < 0)
-			return -1;
-		snprintf(help, sizeof(help),
-			 "%s of the process (/proc/PID/smaps_rollup), bytes.",
-			 uss ? "Private_Clean + Private_Dirty"
-			     : fields[f].kernel);
-		if (prom_family(fp, name, PROM_GAUGE, help) < 0)
+		if (procfs_prom_family(
+			    fp, name, "smaps_", f,
+			    "of the process (/proc/PID/smaps_rollup)") < 0)
 			return -1;
 		for (i = 0; i < n; i++) {
 			const struct procfs_usage *u = v[i].u;

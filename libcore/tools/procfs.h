@@ -234,4 +234,13 @@ struct procfs_prom_proc {
  */
 int procfs_prom(FILE *fp, const struct procfs_prom_proc *v, size_t n);
 
+/*
+ * Start the gauge family palloc_<PREFIX><json name of FIELD> (FIELD
+ * PROCFS_NFIELDS: uss_bytes), its help "<kernel name> OF_WHAT, bytes.",
+ * and write its name to NAME (PROM_NAME_MAX bytes) for the samples.
+ * Returns 0, or -1 with msg_set() (a write error, or a name too long).
+ */
+int procfs_prom_family(FILE *fp, char *name, const char *prefix, size_t field,
+		       const char *of_what);
+
 #endif /* PALLOC_PROCFS_H */

@@ -301,16 +301,12 @@ static int smaps_prom(FILE *fp, const struct allocinfo_proc *v,
 		PROCFS_RSS,	 PROCFS_PSS,	   PROCFS_PSS_ANON,
 		PROCFS_PSS_FILE, PROCFS_ANONYMOUS, PROCFS_SWAP,
 	};
-	char name[PROM_NAME_MAX], metric[96], pid[16];
+	char name[PROM_NAME_MAX], pid[16];
 
 	for (size_t f = 0; f < ARRAY_SIZE(fields); f++) {
-		snprintf(metric, sizeof(metric), "smaps_%s",
-			 procfs_field_json_name(fields[f]));
-		prom_name(name, sizeof(name), metric);
-		snprintf(metric, sizeof(metric),
-			 "%s of the process (/proc/PID/smaps_rollup), bytes.",
-			 procfs_field_kernel_name(fields[f]));
-		if (prom_family(fp, name, PROM_GAUGE, metric) < 0)
+		if (procfs_prom_family(
+			    fp, name, "smaps_", fields[f],
+			    "of the process (/proc/PID/smaps_rollup)") < 0)
 			return -1;
 		for (size_t i = 0; i < n; i++) {
 			struct prom_label l[2] = {{"pid", pid},
