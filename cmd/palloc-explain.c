@@ -118,112 +118,104 @@ static int ci_cell(struct table *t, int id, const struct table_opts *to,
 			  cli_human_signed(b, sizeof(b), hi));
 }
 
+/* What the row functions of the tables read. */
+struct rows {
+	const struct table_opts *to;
+	const struct explain_doc *d;
+};
+
+/* Row I of the parts; the one after the last is what is unexplained. */
+static int part_row(struct table *t, size_t i, void *ctx)
+{
+	const struct rows *r = ctx;
+	const struct explain_doc *d = r->d;
+	const struct explain_part *p;
+	int rc = 0;
+
+	if (i == d->nparts) {
+		rc |= table_set(t, PCOL_PART, "unexplained");
+		rc |= size_cell(t, r->to, PCOL_BYTES, true, d->unexplained);
+		rc |= table_setf(t, PCOL_PERCENT, "%.1f%%",
+				 d->total ? 100.0 * (double)d->unexplained /
+						    (double)d->total
+					  : 0.0);
+		return rc;
+	}
+	p = &d->parts[i];
+	rc |= table_set(t, PCOL_LAYER, p->layer);
+	rc |= table_set(t, PCOL_PART, p->name);
+	rc |= size_cell(t, r->to, PCOL_BYTES, p->have, p->bytes);
+	if (p->have && d->total)
+		rc |= table_setf(t, PCOL_PERCENT, "%.1f%%",
+				 100.0 * (double)p->bytes / (double)d->total);
+	else
+		rc |= table_set(t, PCOL_PERCENT, "-");
+	rc |= ci_cell(t, PCOL_CI95, r->to, p->have_ci, p->ci_low, p->ci_high);
+	rc |= table_set(t, PCOL_BASIS, p->basis);
+	rc |= table_set(t, PCOL_WHAT, p->description);
+	return rc;
+}
+
 static int print_parts(FILE *fp, const struct table_opts *to,
 		       const struct explain_doc *d)
 {
 	struct table_spec spec = part_spec;
-	struct table *t;
-	int rc = 0;
 
 	/* A sampled estimate shows its interval by default. */
 	for (size_t i = 0; i < d->nparts; i++)
 		if (d->parts[i].have_ci)
 			spec.defaults =
 				"LAYER,PART,BYTES,PERCENT,CI95,BASIS,WHAT";
-	t = table_new(&spec, to, fp);
-	if (!t)
-		return -1;
-	for (size_t i = 0; i < d->nparts && !rc; i++) {
-		const struct explain_part *p = &d->parts[i];
+	return table_rows(&spec, to, fp, d->nparts + 1, part_row,
+			  &(struct rows){to, d});
+}
 
-		rc |= table_row(t);
-		rc |= table_set(t, PCOL_LAYER, p->layer);
-		rc |= table_set(t, PCOL_PART, p->name);
-		rc |= size_cell(t, to, PCOL_BYTES, p->have, p->bytes);
-		if (p->have && d->total)
-			rc |= table_setf(t, PCOL_PERCENT, "%.1f%%",
-					 100.0 * (double)p->bytes /
-						 (double)d->total);
-		else
-			rc |= table_set(t, PCOL_PERCENT, "-");
-		rc |= ci_cell(t, PCOL_CI95, to, p->have_ci, p->ci_low,
-			      p->ci_high);
-		rc |= table_set(t, PCOL_BASIS, p->basis);
-		rc |= table_set(t, PCOL_WHAT, p->description);
-	}
-	if (!rc) {
-		rc |= table_row(t);
-		rc |= table_set(t, PCOL_PART, "unexplained");
-		rc |= size_cell(t, to, PCOL_BYTES, true, d->unexplained);
-		rc |= table_setf(t, PCOL_PERCENT, "%.1f%%",
-				 d->total ? 100.0 * (double)d->unexplained /
-						    (double)d->total
-					  : 0.0);
-	}
-	if (rc) {
-		table_free(t);
-		return -1;
-	}
-	return table_print(t);
+static int site_row(struct table *t, size_t i, void *ctx)
+{
+	const struct rows *r = ctx;
+	const struct explain_site *x = &r->d->sites[i];
+	int rc = 0;
+
+	rc |= size_cell(t, r->to, SCOL_BYTES, true, x->inuse);
+	rc |= ci_cell(t, SCOL_CI95, r->to, x->have_ci, x->ci_low, x->ci_high);
+	rc |= table_set(t, SCOL_FUNCTION, x->function ? x->function : "?");
+	return rc;
 }
 
 static int print_sites(FILE *fp, const struct table_opts *to,
 		       const struct explain_doc *d)
 {
 	struct table_spec spec = site_spec;
-	struct table *t;
-	int rc = 0;
 
 	for (size_t i = 0; i < d->nsites; i++)
 		if (d->sites[i].have_ci)
 			spec.defaults = "INUSE,CI95,FUNCTION";
-	t = table_new(&spec, to, fp);
-	if (!t)
-		return -1;
-	for (size_t i = 0; i < d->nsites && !rc; i++) {
-		const struct explain_site *x = &d->sites[i];
+	return table_rows(&spec, to, fp, d->nsites, site_row,
+			  &(struct rows){to, d});
+}
 
-		rc |= table_row(t);
-		rc |= size_cell(t, to, SCOL_BYTES, true, x->inuse);
-		rc |= ci_cell(t, SCOL_CI95, to, x->have_ci, x->ci_low,
-			      x->ci_high);
-		rc |= table_set(t, SCOL_FUNCTION,
-				x->function ? x->function : "?");
-	}
-	if (rc) {
-		table_free(t);
-		return -1;
-	}
-	return table_print(t);
+static int stack_row(struct table *t, size_t i, void *ctx)
+{
+	const struct explain_stack *x =
+		&((const struct rows *)ctx)->d->stacks[i];
+	int rc = 0;
+
+	rc |= table_setf(t, KCOL_START, "0x%llx", (unsigned long long)x->start);
+	rc |= table_size(t, KCOL_RSS, x->rss);
+	if (x->have_tid)
+		rc |= table_setf(t, KCOL_TID, "%d", (int)x->tid);
+	else
+		rc |= table_set(t, KCOL_TID, "-");
+	rc |= table_set(t, KCOL_THREAD, x->thread);
+	rc |= table_set(t, KCOL_FOUND_BY, x->found_by);
+	return rc;
 }
 
 static int print_stacks(FILE *fp, const struct table_opts *to,
 			const struct explain_doc *d)
 {
-	struct table *t = table_new(&stack_spec, to, fp);
-	int rc = 0;
-
-	if (!t)
-		return -1;
-	for (size_t i = 0; i < d->nstacks && !rc; i++) {
-		const struct explain_stack *x = &d->stacks[i];
-
-		rc |= table_row(t);
-		rc |= table_setf(t, KCOL_START, "0x%llx",
-				 (unsigned long long)x->start);
-		rc |= table_size(t, KCOL_RSS, x->rss);
-		if (x->have_tid)
-			rc |= table_setf(t, KCOL_TID, "%d", (int)x->tid);
-		else
-			rc |= table_set(t, KCOL_TID, "-");
-		rc |= table_set(t, KCOL_THREAD, x->thread);
-		rc |= table_set(t, KCOL_FOUND_BY, x->found_by);
-	}
-	if (rc) {
-		table_free(t);
-		return -1;
-	}
-	return table_print(t);
+	return table_rows(&stack_spec, to, fp, d->nstacks, stack_row,
+			  &(struct rows){to, d});
 }
 
 /* The line above the parts: what is explained. */
