@@ -2,6 +2,7 @@
 /* The ELF symbol index of a loaded file: the symbol at an address as
  * dwfl_module_addrinfo() chooses it, by binary search (symbols_int.h). */
 #include "symbols_int.h"
+#include "search.h"
 
 /* libdwfl's preference at one address: global, then weak, then local. */
 static int binding_rank(const GElf_Sym *sym)
@@ -100,7 +101,7 @@ const char *sym_symbol_at(struct modfile *md, uint64_t addr)
 {
 	struct sym_index *ix = &md->syms;
 	const struct fsym *best = NULL;
-	size_t lo = 0, hi, k;
+	size_t lo, k;
 	GElf_Off off;
 	GElf_Sym esym;
 
@@ -109,15 +110,7 @@ const char *sym_symbol_at(struct modfile *md, uint64_t addr)
 	if (!ix->s)
 		return dwfl_module_addrinfo(md->mod, addr, &off, &esym, NULL,
 					    NULL, NULL);
-	hi = ix->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ix->s[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_AFTER(ix->s, ix->n, lo, addr);
 	if (lo == 0)
 		return NULL;
 	/* walk down while some symbol at or below still reaches addr;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* On-disk symbol index per build id (see symcache.h). */
 #include "symcache.h"
+#include "search.h"
 #include "hash.h"
 
 #include <dirent.h>
@@ -392,19 +393,11 @@ struct symcache *symcache_open(const struct symcache_key *k, bool *dwarf)
 int symcache_lookup(struct symcache *c, uint64_t addr, struct symcache_hit *h)
 {
 	const struct rec_interval *r;
-	size_t lo = 0, hi = c->h->n_intervals;
+	size_t lo = SEARCH_AFTER(c->iv, c->h->n_intervals, start, addr);
 
 	h->sym = h->file = NULL;
 	h->line = 0;
 	h->node = SYMCACHE_NONE;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->iv[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* the search's answer must be consistent around it */
 	if (lo < c->h->n_intervals && c->iv[lo].start <= addr)
 		return -1;

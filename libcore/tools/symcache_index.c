@@ -2,6 +2,7 @@
 /* Writing a loaded file's on-disk symbol index (symcache.h) from the
  * same lookups the symbolizer makes (symbols_int.h). */
 #include "symbols_int.h"
+#include "search.h"
 #include <dwarf.h>
 
 /*
@@ -107,19 +108,13 @@ static bool claim(Dwarf_Die *die, struct segv *avail, struct segv *take)
 	ptrdiff_t off = 0;
 
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
-		size_t a = 0, b = avail->n, j, k, nr = 0;
+		size_t a, j, k, nr = 0;
 		struct seg rem[2], first, last;
 
 		if (lo >= hi)
 			continue;
-		while (a < b) {
-			size_t mid = a + (b - a) / 2;
-
-			if (avail->v[mid].hi <= lo)
-				a = mid + 1;
-			else
-				b = mid;
-		}
+		/* the first segment that ends above lo */
+		a = SEARCH_AFTER(avail->v, avail->n, hi, lo);
 		for (j = a; j < avail->n && avail->v[j].lo < hi; j++)
 			if (!segv_push(
 				    take,
