@@ -2,6 +2,7 @@
 /* DWARF: the CU and the chain of scopes at an address, the inlined
  * calls as a location's lines (symbols_int.h). */
 #include "symbols_int.h"
+#include "search.h"
 #include <dwarf.h>
 
 const char *sym_die_string(Dwarf_Die *die, unsigned int name)
@@ -140,7 +141,7 @@ Dwarf_Die *sym_find_cu(struct modfile *md, uint64_t addr, Dwarf_Addr *bias,
 	Dwarf_Die *cu = dwfl_module_addrdie(md->mod, addr, bias);
 	struct cu_index *ix = &md->cus;
 	Dwarf *dw;
-	size_t lo = 0, hi;
+	size_t lo, hi;
 
 	if (cu)
 		return cu;
@@ -149,17 +150,9 @@ Dwarf_Die *sym_find_cu(struct modfile *md, uint64_t addr, Dwarf_Addr *bias,
 		return NULL;
 	if (!ix->built)
 		sym_build_cu_index(md);
-	hi = ix->n;
 	/* lo: the first range starting above addr; CU ranges do not
 	 * overlap in practice, but look a few back in case they do */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ix->r[mid].lo <= addr - *bias)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_AFTER(ix->r, ix->n, lo, addr - *bias);
 	for (hi = lo; hi > 0 && lo - hi < 8; hi--)
 		if (addr - *bias < ix->r[hi - 1].hi)
 			return dwarf_offdie(dw, ix->r[hi - 1].off, mem);

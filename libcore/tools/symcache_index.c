@@ -322,21 +322,13 @@ static bool painted_node(struct indexer *ix, Dwarf_Off off, Dwarf_Addr pc,
 			 uint32_t *node)
 {
 	struct cu_paint key = {.off = off}, *cp;
-	size_t lo = 0, hi;
+	size_t lo;
 
 	cp = bsearch(&key, ix->cus, ix->n_cus, sizeof(*ix->cus), cu_paint_cmp);
 	if (!cp)
 		return false;
 	*node = SYMCACHE_NONE;
-	hi = cp->segs.n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cp->segs.v[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_AFTER(cp->segs.v, cp->segs.n, lo, pc);
 	if (lo && pc < cp->segs.v[lo - 1].hi)
 		*node = cp->segs.v[lo - 1].node;
 	return true;
