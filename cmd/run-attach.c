@@ -10,6 +10,7 @@
 #include "pprof.h"
 #include "record_profile.h"
 #include "record_read.h"
+#include "runrec.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -84,8 +85,6 @@ static int write_profile(struct collect *col, int fd, pid_t pid,
 	struct record_image im;
 	struct record_view v;
 	struct record_stats st;
-	struct pprof_profile *p;
-	char program[64];
 	int rc;
 
 	if (record_load(fd, &im, &v) < 0)
@@ -105,16 +104,7 @@ static int write_profile(struct collect *col, int fd, pid_t pid,
 	}
 	if (live)
 		record_maps_use(pid, &maps, &o);
-	p = record_profile(&v, &o, NULL);
-	rc = -1;
-	if (p) {
-		pattern_sanitize(program, sizeof(program), st.exe,
-				 strlen(st.exe));
-		rc = collect_add(col, pid, st.uid, program,
-				 st.title[0] ? st.title : st.cmdline, seq, p,
-				 NULL, 0);
-		pprof_free(p);
-	}
+	rc = runrec_collect(col, &v, &o, &st, pid, st.uid, seq, NULL);
 	record_maps_free(&maps);
 	record_loaded_free(&im, &v);
 	return rc;

@@ -284,6 +284,28 @@ struct want {
 	int64_t peak_bytes;  /* out: the peak the record showed */
 };
 
+int runrec_collect(struct collect *col, const struct record_view *v,
+		   const struct record_profile_opts *o,
+		   const struct record_stats *st, pid_t pid, uid_t uid,
+		   const char *seq, const char *comment)
+{
+	struct pprof_profile *p = record_profile(v, o, NULL);
+	char program[64];
+	int rc = -1;
+
+	if (!p)
+		return -1;
+	if (!comment || pprof_add_comment(p, comment) == 0) {
+		pattern_sanitize(program, sizeof(program), st->exe,
+				 strlen(st->exe));
+		rc = collect_add(col, pid, uid, program,
+				 st->title[0] ? st->title : st->cmdline, seq, p,
+				 NULL, 0);
+	}
+	pprof_free(p);
+	return rc;
+}
+
 /*
  * Copy the record at l->path, check it and its token, make its profile
  * and write it through collect_add(). 0, 1 when discarded (/dev/null),
@@ -297,10 +319,8 @@ static int write_profile(struct runrec *r, const char *path, pid_t pid,
 	struct record_image im;
 	struct record_view v;
 	struct record_stats st;
-	struct pprof_profile *p;
 	const struct record_header *h;
-	char program[64];
-	int fd, rc = -1;
+	int fd, rc;
 
 	fd = record_open(path);
 	if (fd < 0)
@@ -309,12 +329,11 @@ static int write_profile(struct runrec *r, const char *path, pid_t pid,
 	close(fd);
 	if (rc < 0)
 		return -1;
-	rc = -1;
 	h = v.h;
 	if (memcmp(h->token, r->token, sizeof(r->token)) != 0 ||
 	    h->pid != pid) {
-		msg_set("record '%s': not of this run", path);
-		goto out_view;
+		record_loaded_free(&im, &v);
+		return msg_set("record '%s': not of this run", path);
 	}
 	record_stats(&v, &st);
 	wt->peak_bytes = st.max_inuse_bytes;
@@ -331,21 +350,9 @@ static int write_profile(struct runrec *r, const char *path, pid_t pid,
 	}
 	if (h->start_unix_ns > 0 && o.time_nanos > h->start_unix_ns)
 		o.duration_nanos = o.time_nanos - h->start_unix_ns;
-	p = record_profile(&v, &o, NULL);
-	if (!p)
-		goto out_maps;
-	if (wt->comment && pprof_add_comment(p, wt->comment) < 0) {
-		pprof_free(p);
-		goto out_maps;
-	}
-	pattern_sanitize(program, sizeof(program), st.exe, strlen(st.exe));
-	rc = collect_add(r->col, pid, uid, program,
-			 st.title[0] ? st.title : st.cmdline, wt->seq, p, NULL,
-			 0);
-	pprof_free(p);
-out_maps:
+	rc = runrec_collect(r->col, &v, &o, &st, pid, uid, wt->seq,
+			    wt->comment);
 	record_maps_free(&maps);
-out_view:
 	record_loaded_free(&im, &v);
 	return rc;
 }

@@ -100,4 +100,21 @@ size_t runrec_finish(struct runrec *r, runrec_status_fn status_fn, void *ctx,
 /* Stop, remove the directory and what is in it, free. NULL-safe. */
 void runrec_free(struct runrec *r);
 
+struct record_view;
+struct record_profile_opts;
+struct record_stats;
+
+/*
+ * The profile of the record V made with O (record_profile.h), COMMENT
+ * added unless NULL, written through collect_add() to COL as process
+ * PID's of UID, named by ST's program and title (or command line) and
+ * numbered SEQ (NULL: the next number). palloc-run and palloc-run -p
+ * write every profile this way. Returns 0, 1 when discarded (/dev/null),
+ * or -1 with msg_set().
+ */
+int runrec_collect(struct collect *col, const struct record_view *v,
+		   const struct record_profile_opts *o,
+		   const struct record_stats *st, pid_t pid, uid_t uid,
+		   const char *seq, const char *comment);
+
 #endif /* PALLOC_RUNREC_H */
