@@ -10,7 +10,7 @@
 . "$top_srcdir/t/lib-agent.sh"
 need_agent
 need_pprof
-[ -x /usr/bin/g++ ] || skip_all "g++ is not installed"
+need_cxx
 
 plan 4
 

@@ -6,7 +6,7 @@
 # demangled C++ names (std::...) and keeps the mangled system names;
 # palloc-run's summary line shows the top one short.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-[ -x /usr/bin/g++ ] || skip_all "g++ is not installed"
+need_cxx
 . "$top_srcdir/t/lib-run.sh"
 
 cat >words.cc <<'CEOF'

@@ -8,7 +8,7 @@
 # work again, keeps its thread count and exits 0.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 . "$top_srcdir/t/lib-attach.sh"
-[ -x /usr/bin/g++ ] || skip_all "g++ is not installed"
+need_cxx
 
 plan 12
 

@@ -118,6 +118,11 @@ need_pprof() {
 	command -v go >/dev/null 2>&1 || skip_all "go (golang-go) not installed"
 }
 
+# need_cxx: the tests that build C++ programs skip without g++.
+need_cxx() {
+	[ -x /usr/bin/g++ ] || skip_all "g++ is not installed"
+}
+
 # jqe ARGS...: jq -e, quiet: the exit status is the verdict (1 for false
 # or null, 5 for a jq error, 2 for a missing file).
 jqe() { jq -e "$@" >/dev/null; }
