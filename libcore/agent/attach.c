@@ -19,65 +19,14 @@
 
 bool agent_attached;
 
-/*
- * The functions whose entries are rewritten: the name, and where the real
- * one goes in agent_real (-1: not there: dlclose, whose forwarding
- * extramaps.c finds itself).
- */
-#define REAL(f) ((int)offsetof(struct agent_real, f))
-static const struct {
-	const char *name;
-	int real;
-} hooked[] = {
-	{"malloc", REAL(malloc)},
-	{"free", REAL(free)},
-	{"calloc", REAL(calloc)},
-	{"realloc", REAL(realloc)},
-	{"reallocarray", -1},
-	{"posix_memalign", REAL(posix_memalign)},
-	{"aligned_alloc", REAL(aligned_alloc)},
-	{"memalign", REAL(memalign)},
-	{"valloc", REAL(valloc)},
-	{"pvalloc", REAL(pvalloc)},
-	{"free_sized", REAL(free_sized)},
-	{"free_aligned_sized", REAL(free_aligned_sized)},
-	{"_Znwm", REAL(cxx.znwm)},
-	{"_Znam", REAL(cxx.znam)},
-	{"_ZnwmRKSt9nothrow_t", REAL(cxx.znwm_nt)},
-	{"_ZnamRKSt9nothrow_t", REAL(cxx.znam_nt)},
-	{"_ZnwmSt11align_val_t", REAL(cxx.znwm_al)},
-	{"_ZnamSt11align_val_t", REAL(cxx.znam_al)},
-	{"_ZnwmSt11align_val_tRKSt9nothrow_t", REAL(cxx.znwm_al_nt)},
-	{"_ZnamSt11align_val_tRKSt9nothrow_t", REAL(cxx.znam_al_nt)},
-	{"_ZdlPv", REAL(cxx.zdlpv)},
-	{"_ZdaPv", REAL(cxx.zdapv)},
-	{"_ZdlPvm", REAL(cxx.zdlpv_sz)},
-	{"_ZdaPvm", REAL(cxx.zdapv_sz)},
-	{"_ZdlPvRKSt9nothrow_t", REAL(cxx.zdlpv_nt)},
-	{"_ZdaPvRKSt9nothrow_t", REAL(cxx.zdapv_nt)},
-	{"_ZdlPvSt11align_val_t", REAL(cxx.zdlpv_al)},
-	{"_ZdaPvSt11align_val_t", REAL(cxx.zdapv_al)},
-	{"_ZdlPvmSt11align_val_t", REAL(cxx.zdlpv_sz_al)},
-	{"_ZdaPvmSt11align_val_t", REAL(cxx.zdapv_sz_al)},
-	{"_ZdlPvSt11align_val_tRKSt9nothrow_t", REAL(cxx.zdlpv_al_nt)},
-	{"_ZdaPvSt11align_val_tRKSt9nothrow_t", REAL(cxx.zdapv_al_nt)},
-	{"dlclose", -1},
-	/* not exported (a preloaded agent must not interpose them): hooked
-	 * through the stubs below */
-	{"dlopen", -1},
-	{"dlsym", -1},
-	{"dlmopen", -1},
-	{"dlvsym", -1},
-};
-#undef REAL
-#define N_HOOKED ARRAY_SIZE(hooked)
-/* The first of the loader's functions in hooked[] (dlclose, dlopen,
- * dlsym, dlmopen, dlvsym): dlsym maps only the names before it. */
-#define N_ALLOC_HOOKED (N_HOOKED - 5)
-#define I_DLOPEN (N_HOOKED - 4)
-#define I_DLSYM (N_HOOKED - 3)
-#define I_DLMOPEN (N_HOOKED - 2)
-#define I_DLVSYM (N_HOOKED - 1)
+#define N_HOOKED AGENT_N_HOOKED
+/* The loader's functions (dlclose, dlopen, dlsym, dlmopen, dlvsym) end
+ * agent_hooked[]: dlsym maps only the names before them. */
+#define N_ALLOC_HOOKED AGENT_I_DLCLOSE
+#define I_DLOPEN (AGENT_I_DLCLOSE + 1)
+#define I_DLSYM (AGENT_I_DLCLOSE + 2)
+#define I_DLMOPEN (AGENT_I_DLCLOSE + 3)
+#define I_DLVSYM (AGENT_I_DLCLOSE + 4)
 
 /* Per function: the agent's hook, where the loader binds it (the first
  * definition), the main executable's canonical PLT entry (or 0). */
@@ -240,7 +189,7 @@ static bool slot_add(uintptr_t *a, uintptr_t orig, uintptr_t base)
 static int hooked_index(const char *name)
 {
 	for (size_t i = 0; i < N_HOOKED; i++)
-		if (strcmp(hooked[i].name, name) == 0)
+		if (strcmp(agent_hooked[i].name, name) == 0)
 			return (int)i;
 	return -1;
 }
@@ -569,19 +518,20 @@ static int resolve(void)
 		else if (i == I_DLVSYM)
 			hook_fn[i] = (uintptr_t)attach_dlvsym_hook;
 		else
-			hook_fn[i] = (uintptr_t)dlsym(self, hooked[i].name);
-		if (phdr_first_definition(hooked[i].name, &def) == 0 &&
+			hook_fn[i] =
+				(uintptr_t)dlsym(self, agent_hooked[i].name);
+		if (phdr_first_definition(agent_hooked[i].name, &def) == 0 &&
 		    def.addr != hook_fn[i]) {
 			real_fn[i] = def.addr;
-			if (hooked[i].real >= 0)
+			if (agent_hooked[i].real >= 0)
 				*(uintptr_t *)((char *)&agent_real +
-					       hooked[i].real) = def.addr;
+					       agent_hooked[i].real) = def.addr;
 		} else {
 			/* none (a C program's operator new): nothing leads
 			 * there, nothing is rewritten */
 			hook_fn[i] = 0;
 		}
-		c = dlsym(RTLD_DEFAULT, hooked[i].name);
+		c = dlsym(RTLD_DEFAULT, agent_hooked[i].name);
 		if (c && (uintptr_t)c != real_fn[i] &&
 		    (uintptr_t)c != hook_fn[i])
 			canon_fn[i] = (uintptr_t)c;

@@ -12,6 +12,58 @@
 #include <sched.h>
 #include <unistd.h>
 
+/*
+ * The functions the agent hooks (hooks_int.h): where each real one goes
+ * in agent_real, -1 when not there (reallocarray forwards to realloc;
+ * dlclose's forwarding extramaps.c finds itself; the loader's functions
+ * are hooked through attach.c's stubs).
+ */
+#define REAL(f) ((int)offsetof(struct agent_real, f))
+const struct agent_hook_name agent_hooked[AGENT_N_HOOKED] = {
+	{"malloc", REAL(malloc)},
+	{"free", REAL(free)},
+	{"calloc", REAL(calloc)},
+	{"realloc", REAL(realloc)},
+	{"reallocarray", -1},
+	{"posix_memalign", REAL(posix_memalign)},
+	{"aligned_alloc", REAL(aligned_alloc)},
+	{"memalign", REAL(memalign)},
+	{"valloc", REAL(valloc)},
+	{"pvalloc", REAL(pvalloc)},
+	{"free_sized", REAL(free_sized)},
+	{"free_aligned_sized", REAL(free_aligned_sized)},
+	{"_Znwm", REAL(cxx.znwm)},
+	{"_Znam", REAL(cxx.znam)},
+	{"_ZnwmRKSt9nothrow_t", REAL(cxx.znwm_nt)},
+	{"_ZnamRKSt9nothrow_t", REAL(cxx.znam_nt)},
+	{"_ZnwmSt11align_val_t", REAL(cxx.znwm_al)},
+	{"_ZnamSt11align_val_t", REAL(cxx.znam_al)},
+	{"_ZnwmSt11align_val_tRKSt9nothrow_t", REAL(cxx.znwm_al_nt)},
+	{"_ZnamSt11align_val_tRKSt9nothrow_t", REAL(cxx.znam_al_nt)},
+	{"_ZdlPv", REAL(cxx.zdlpv)},
+	{"_ZdaPv", REAL(cxx.zdapv)},
+	{"_ZdlPvm", REAL(cxx.zdlpv_sz)},
+	{"_ZdaPvm", REAL(cxx.zdapv_sz)},
+	{"_ZdlPvRKSt9nothrow_t", REAL(cxx.zdlpv_nt)},
+	{"_ZdaPvRKSt9nothrow_t", REAL(cxx.zdapv_nt)},
+	{"_ZdlPvSt11align_val_t", REAL(cxx.zdlpv_al)},
+	{"_ZdaPvSt11align_val_t", REAL(cxx.zdapv_al)},
+	{"_ZdlPvmSt11align_val_t", REAL(cxx.zdlpv_sz_al)},
+	{"_ZdaPvmSt11align_val_t", REAL(cxx.zdapv_sz_al)},
+	{"_ZdlPvSt11align_val_tRKSt9nothrow_t", REAL(cxx.zdlpv_al_nt)},
+	{"_ZdaPvSt11align_val_tRKSt9nothrow_t", REAL(cxx.zdapv_al_nt)},
+	{"dlclose", -1},
+	/* not exported (a preloaded agent must not interpose them): hooked
+	 * through the stubs below */
+	{"dlopen", -1},
+	{"dlsym", -1},
+	{"dlmopen", -1},
+	{"dlvsym", -1},
+};
+#undef REAL
+_Static_assert(sizeof(agent_hooked) / sizeof(agent_hooked[0]) == AGENT_N_HOOKED,
+	       "AGENT_N_HOOKED counts agent_hooked[]");
+
 static void *stub_malloc(size_t n);
 static void stub_free(void *p);
 static void *stub_calloc(size_t n, size_t size);
@@ -177,42 +229,19 @@ static void *next_sym(const char *name, bool required)
 	return f;
 }
 
-/* The C++ operators but _Znwm: after the agent, else anywhere else. */
-static void resolve_cxx(void)
+/* The optional ones of agent_hooked[FROM, TO): after the agent, else
+ * anywhere else, else NULL. */
+static void resolve_optional(size_t from, size_t to)
 {
-	agent_real.cxx.znam = (new_fn)next_sym("_Znam", false);
-	agent_real.cxx.znwm_nt =
-		(new_nt_fn)next_sym("_ZnwmRKSt9nothrow_t", false);
-	agent_real.cxx.znam_nt =
-		(new_nt_fn)next_sym("_ZnamRKSt9nothrow_t", false);
-	agent_real.cxx.znwm_al =
-		(new_al_fn)next_sym("_ZnwmSt11align_val_t", false);
-	agent_real.cxx.znam_al =
-		(new_al_fn)next_sym("_ZnamSt11align_val_t", false);
-	agent_real.cxx.znwm_al_nt = (new_al_nt_fn)next_sym(
-		"_ZnwmSt11align_val_tRKSt9nothrow_t", false);
-	agent_real.cxx.znam_al_nt = (new_al_nt_fn)next_sym(
-		"_ZnamSt11align_val_tRKSt9nothrow_t", false);
-	agent_real.cxx.zdlpv = (del_fn)next_sym("_ZdlPv", false);
-	agent_real.cxx.zdapv = (del_fn)next_sym("_ZdaPv", false);
-	agent_real.cxx.zdlpv_sz = (del_sz_fn)next_sym("_ZdlPvm", false);
-	agent_real.cxx.zdapv_sz = (del_sz_fn)next_sym("_ZdaPvm", false);
-	agent_real.cxx.zdlpv_nt =
-		(del_nt_fn)next_sym("_ZdlPvRKSt9nothrow_t", false);
-	agent_real.cxx.zdapv_nt =
-		(del_nt_fn)next_sym("_ZdaPvRKSt9nothrow_t", false);
-	agent_real.cxx.zdlpv_al =
-		(del_al_fn)next_sym("_ZdlPvSt11align_val_t", false);
-	agent_real.cxx.zdapv_al =
-		(del_al_fn)next_sym("_ZdaPvSt11align_val_t", false);
-	agent_real.cxx.zdlpv_sz_al =
-		(del_sz_al_fn)next_sym("_ZdlPvmSt11align_val_t", false);
-	agent_real.cxx.zdapv_sz_al =
-		(del_sz_al_fn)next_sym("_ZdaPvmSt11align_val_t", false);
-	agent_real.cxx.zdlpv_al_nt = (del_al_nt_fn)next_sym(
-		"_ZdlPvSt11align_val_tRKSt9nothrow_t", false);
-	agent_real.cxx.zdapv_al_nt = (del_al_nt_fn)next_sym(
-		"_ZdaPvSt11align_val_tRKSt9nothrow_t", false);
+	for (size_t i = from; i < to; i++) {
+		void *f;
+
+		if (agent_hooked[i].real < 0)
+			continue;
+		f = next_sym(agent_hooked[i].name, false);
+		memcpy((char *)&agent_real + agent_hooked[i].real, &f,
+		       sizeof(f));
+	}
 }
 
 void agent_resolve_real(void)
@@ -240,18 +269,8 @@ void agent_resolve_real(void)
 		calloc_fn c = (calloc_fn)next_sym("calloc", true);
 		realloc_fn r = (realloc_fn)next_sym("realloc", true);
 
-		agent_real.posix_memalign =
-			(posix_memalign_fn)next_sym("posix_memalign", false);
-		agent_real.aligned_alloc =
-			(memalign_fn)next_sym("aligned_alloc", false);
-		agent_real.memalign = (memalign_fn)next_sym("memalign", false);
-		agent_real.valloc = (malloc_fn)next_sym("valloc", false);
-		agent_real.pvalloc = (malloc_fn)next_sym("pvalloc", false);
-		agent_real.free_sized =
-			(free_sized_fn)next_sym("free_sized", false);
-		agent_real.free_aligned_sized = (free_aligned_sized_fn)next_sym(
-			"free_aligned_sized", false);
-		agent_real.cxx.znwm = (new_fn)next_sym("_Znwm", false);
+		/* the allocator's others, and _Znwm */
+		resolve_optional(AGENT_N_REQUIRED, AGENT_I_ZNWM + 1);
 		/*
 		 * No operator new anywhere but the agent's: no C++ runtime is
 		 * loaded (a C program), and every C++ runtime or allocator
@@ -260,7 +279,7 @@ void agent_resolve_real(void)
 		 * process's start): they stay NULL, as they would.
 		 */
 		if (agent_real.cxx.znwm)
-			resolve_cxx();
+			resolve_optional(AGENT_I_ZNWM + 1, AGENT_I_DLCLOSE);
 		agent_boot_mark();
 		/* The four required ones last: until here the stubs serve.
 		 * From here on frees of bootstrap blocks reach the hooks'

@@ -74,6 +74,24 @@ struct agent_real {
 extern struct agent_real agent_real;
 
 /*
+ * The functions the agent hooks, in this order: the allocator's (malloc,
+ * free, calloc, realloc first: the required ones), the C++ operators
+ * (_Znwm first), then the loader's (dlclose first). REAL is where the
+ * real one goes in agent_real (an offsetof), or -1. Defined in
+ * bootstrap.c, which resolves them after the agent; attach.c rewrites
+ * the entries that lead to them.
+ */
+struct agent_hook_name {
+	const char *name;
+	int real;
+};
+#define AGENT_N_HOOKED 37
+#define AGENT_N_REQUIRED 4 /* malloc, free, calloc, realloc */
+#define AGENT_I_ZNWM 12	   /* _Znwm */
+#define AGENT_I_DLCLOSE 32 /* the first of the loader's */
+extern const struct agent_hook_name agent_hooked[AGENT_N_HOOKED];
+
+/*
  * dlsym() allocates (its error buffer, via calloc) before we know where
  * the real allocator is. Those few blocks come from here, carry their size
  * in a 16-byte header, and are never passed to the real free.
