@@ -6,6 +6,7 @@
 #include "num.h"
 #include "procfs.h"
 #include "prom.h"
+#include "smallfile.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -983,4 +984,36 @@ int cgroup_prom(FILE *fp, const struct cgroup_mem *m)
 			return -1;
 	}
 	return 0;
+}
+
+/* v1's "no limit" (PAGE_COUNTER_MAX pages) and anything above. */
+#define UNLIMITED_MIN 0x7fffffffffff0000ull
+
+bool cgroup_effective_limit(const char *dir, int version, uint64_t *limit,
+			    char *usage, size_t size)
+{
+	const char *lim = version == 2 ? "memory.max" : "memory.limit_in_bytes";
+	const char *use =
+		version == 2 ? "memory.current" : "memory.usage_in_bytes";
+	char d[PATH_MAX], f[PATH_MAX + 32];
+	uint64_t l;
+
+	snprintf(d, sizeof(d), "%s", dir);
+	*limit = 0;
+	for (int depth = 0; depth < 64 && d[0]; depth++) {
+		char *slash;
+
+		snprintf(f, sizeof(f), "%s/%s", d, lim);
+		if (smallfile_u64(f, &l) < 0)
+			break; /* above the hierarchy's root */
+		if (l > 0 && l < UNLIMITED_MIN && (!*limit || l < *limit)) {
+			*limit = l;
+			snprintf(usage, size, "%s/%s", d, use);
+		}
+		slash = strrchr(d, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+	}
+	return *limit != 0;
 }

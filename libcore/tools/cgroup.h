@@ -126,4 +126,19 @@ bool cgroup_working_set(const struct cgroup_mem *m, uint64_t *ws,
 void cgroup_json(json_t *obj, const struct cgroup_mem *m);
 int cgroup_prom(FILE *fp, const struct cgroup_mem *m);
 
+/*
+ * The effective memory limit of the cgroup directory DIR (VERSION 1 or
+ * 2): the smallest finite limit (memory.max, memory.limit_in_bytes;
+ * bytes) from DIR up to its hierarchy's root, as a parent's limit caps
+ * its children; at most 64 levels. Stores it in *LIMIT (0: none finite)
+ * and, only when one is found, the path of the usage file (memory.current,
+ * memory.usage_in_bytes) of the cgroup holding it, whose limit the OOM
+ * killer enforces, into USAGE (SIZE bytes, truncated to fit); USAGE is
+ * left alone otherwise. v1's "no limit" (PAGE_COUNTER_MAX pages and
+ * above) counts as none. Returns true when a limit was found. No msg_set,
+ * no allocation; thread-safe; not async-signal-safe (snprintf).
+ */
+bool cgroup_effective_limit(const char *dir, int version, uint64_t *limit,
+			    char *usage, size_t size);
+
 #endif /* PALLOC_CGROUP_H */

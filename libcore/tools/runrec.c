@@ -411,43 +411,16 @@ static void warn_once(const struct runrec *r, bool *done, const char *what)
 	r->cfg.warn(what);
 }
 
-/* v1's "no limit" (PAGE_COUNTER_MAX pages) and anything above. */
-#define UNLIMITED_MIN 0x7fffffffffff0000ull
-
 /*
- * The effective limit of the memory cgroup at dir (version v): the
- * smallest finite limit from dir up to its hierarchy's root (a parent's
- * limit caps its children, as the agent's pressure.c had it), with the
- * usage file of the cgroup holding it, whose limit the OOM killer
- * enforces. false when none is finite.
+ * The effective limit of the memory cgroup at dir (version v), with the
+ * usage file of the cgroup holding it: cgroup_effective_limit(). false
+ * when none is finite.
  */
 static bool effective_limit(struct watched *w, const char *dir, int v)
 {
-	const char *lim = v == 2 ? "memory.max" : "memory.limit_in_bytes";
-	const char *use = v == 2 ? "memory.current" : "memory.usage_in_bytes";
-	char d[PATH_MAX], f[PATH_MAX + 32];
-	uint64_t l;
-
-	snprintf(d, sizeof(d), "%s", dir);
-	w->limit = 0;
-	for (int depth = 0; depth < 64 && d[0]; depth++) {
-		char *slash;
-
-		snprintf(f, sizeof(f), "%s/%s", d, lim);
-		if (smallfile_u64(f, &l) < 0)
-			break; /* above the hierarchy's root */
-		if (l > 0 && l < UNLIMITED_MIN && (!w->limit || l < w->limit)) {
-			w->limit = l;
-			snprintf(w->usage_file, sizeof(w->usage_file), "%s/%s",
-				 d, use);
-		}
-		slash = strrchr(d, '/');
-		if (!slash)
-			break;
-		*slash = '\0';
-	}
 	w->version = (unsigned)v;
-	return w->limit != 0;
+	return cgroup_effective_limit(dir, v, &w->limit, w->usage_file,
+				      sizeof(w->usage_file));
 }
 
 /*

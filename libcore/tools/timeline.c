@@ -330,10 +330,8 @@ static bool read_kills(const char *file, uint64_t *n)
 static void cgroup_lookup(struct tl_proc *p)
 {
 	struct cgroup_mem cg;
-	char d[PATH_MAX], f[PATH_MAX + 32];
-	const char *lim, *use;
+	const char *use;
 	long long now = clock_mono_ms();
-	uint64_t l;
 
 	if (p->cg_known && (p->limit || now < p->cg_ms))
 		return;
@@ -344,7 +342,6 @@ static void cgroup_lookup(struct tl_proc *p)
 		cgroup_mem_free(&cg);
 		return;
 	}
-	lim = cg.version == 2 ? "memory.max" : "memory.limit_in_bytes";
 	use = cg.version == 2 ? "memory.current" : "memory.usage_in_bytes";
 	p->cg_known = true;
 	p->limit = 0;
@@ -355,23 +352,8 @@ static void cgroup_lookup(struct tl_proc *p)
 					 : "memory.oom_control");
 		p->have_kills = read_kills(p->kills_file, &p->kills);
 	}
-	snprintf(d, sizeof(d), "%s", cg.dir);
-	for (int depth = 0; depth < 64 && d[0]; depth++) {
-		char *slash;
-
-		snprintf(f, sizeof(f), "%s/%s", d, lim);
-		if (smallfile_u64(f, &l) < 0)
-			break; /* above the hierarchy's root */
-		if (l > 0 && l < UNLIMITED_MIN && (!p->limit || l < p->limit)) {
-			p->limit = l;
-			snprintf(p->usage_file, sizeof(p->usage_file), "%s/%s",
-				 d, use);
-		}
-		slash = strrchr(d, '/');
-		if (!slash)
-			break;
-		*slash = '\0';
-	}
+	cgroup_effective_limit(cg.dir, cg.version, &p->limit, p->usage_file,
+			       sizeof(p->usage_file));
 	cgroup_mem_free(&cg);
 }
 
