@@ -31,8 +31,6 @@
  * 1/READ_SHARE of a CPU on each), the samples between have it null. The
  * other heap figures are in the record's header, read every time. */
 #define READ_SHARE 10
-/* v1's "no limit" (PAGE_COUNTER_MAX pages) and anything above. */
-#define UNLIMITED_MIN 0x7fffffffffff0000ull
 
 /* One process image seen (one record; in pid mode, the process). */
 struct tl_proc {
