@@ -768,18 +768,18 @@ table_peers() {
 	echo "the slow profilers (heaptrack, tcmalloc HEAPPROFILE) on 3 million"
 	echo "(churn_*_3M), each against a baseline of the same size."
 	echo
-	echo "CPU time (user+sys) ratio to glibc without a profiler, median (min-max):"
-	echo
-	ratios 5 base $fast | grep -v '_3M |'
-	echo
-	ratios 5 base $slow | grep -E '_3M \||workload|---'
-	echo
-	echo "Wall time ratio to glibc without a profiler:"
-	echo
-	ratios 4 base $fast | grep -v '_3M |'
-	echo
-	ratios 4 base $slow | grep -E '_3M \||workload|---'
-	echo
+	# field of $tmp/results (5 CPU, 4 wall time): title
+	while read -r f title; do
+		echo "$title"
+		echo
+		ratios "$f" base $fast | grep -v '_3M |'
+		echo
+		ratios "$f" base $slow | grep -E '_3M \||workload|---'
+		echo
+	done <<-EOF
+		5 CPU time (user+sys) ratio to glibc without a profiler, median (min-max):
+		4 Wall time ratio to glibc without a profiler:
+	EOF
 	echo "Each profiler against its own allocator (CPU time): jemalloc"
 	echo "prof / plain jemalloc, palloc over jemalloc / plain jemalloc,"
 	echo "tcmalloc sampling / plain tcmalloc:"
