@@ -287,6 +287,22 @@ static inline unsigned long ex_parse_ulong(const char *prog, const char *opt,
 }
 
 /*
+ * Text for an example's HELP: EX_HELP_TRUTH_LINES describes the lines
+ * ex_truth_start() and its siblings write (for examples whose truth is
+ * per function), EX_HELP_OPTIONS the options every example has
+ * (ex_options()) and the blank line after them.
+ */
+#define EX_HELP_TRUTH_LINES                                                    \
+	"  pid function alloc_objects alloc_space inuse_objects "              \
+	"inuse_space\n"                                                        \
+	"plus '#size pid function size allocations live' lines in "            \
+	"<file>.\n"
+#define EX_HELP_OPTIONS                                                        \
+	"     --truth <file>   also write the truth to <file>\n"               \
+	" -h, --help           display this help\n"                            \
+	"\n"
+
+/*
  * One option of an example besides --truth and -h/--help: --NAME, and
  * -LETTER unless LETTER is 0. With ULONG set it takes a whole number from
  * MIN to MAX, stored there (WHAT names it in the message about a bad

@@ -81,10 +81,7 @@ static const char help[] =
 	"Options:\n"
 	" -n, --children <n>   forked children, 0 to 8 (default 2)\n"
 	"     --no-exec        skip the fork+exec step\n"
-	"     --exec-child     run as the exec'd child (internal)\n"
-	"     --truth <file>   also write the truth to <file>\n"
-	" -h, --help           display this help\n"
-	"\n"
+	"     --exec-child     run as the exec'd child (internal)\n" EX_HELP_OPTIONS
 	"See examples/README.md.\n";
 
 /* Wait for pid; true when it exited with status 0. */

@@ -81,10 +81,7 @@ static const char help[] =
 	"Options:\n"
 	" -d, --depth <n>      recursion depth, 1 to 10000 (default 60)\n"
 	" -c, --count <n>      allocations, 1 to 100000 (default 1000)\n"
-	" -s, --size <bytes>   bytes each, 1 to 1048576 (default 4096)\n"
-	"     --truth <file>   also write the truth to <file>\n"
-	" -h, --help           display this help\n"
-	"\n"
+	" -s, --size <bytes>   bytes each, 1 to 1048576 (default 4096)\n" EX_HELP_OPTIONS
 	"See examples/README.md.\n";
 
 int main(int argc, char **argv)

@@ -72,16 +72,8 @@ static const char help[] =
 	"one function each, free half of them, and print what a heap "
 	"profile\n"
 	"must show per function, on stderr and (with --truth) in "
-	"<file>:\n"
-	"  pid function alloc_objects alloc_space inuse_objects "
-	"inuse_space\n"
-	"plus '#size pid function size allocations live' lines in "
-	"<file>.\n"
-	"\n"
-	"Options:\n"
-	"     --truth <file>   also write the truth to <file>\n"
-	" -h, --help           display this help\n"
-	"\n"
+	"<file>:\n" EX_HELP_TRUTH_LINES "\n"
+	"Options:\n" EX_HELP_OPTIONS
 	"t/3020-fidelity-seeds.sh runs it under 100 seeds.\n";
 
 int main(int argc, char **argv)

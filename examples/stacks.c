@@ -88,10 +88,7 @@ static const char help[] =
 	"Options:\n"
 	" -b, --bits <n>       path bits, 1 to 20 (default 17)\n"
 	" -k, --keep           keep every block live until exit (default:\n"
-	"                        each is freed right away)\n"
-	"     --truth <file>   also write the truth to <file>\n"
-	" -h, --help           display this help\n"
-	"\n"
+	"                        each is freed right away)\n" EX_HELP_OPTIONS
 	"See examples/README.md.\n";
 
 int main(int argc, char **argv)

@@ -70,10 +70,7 @@ static const char help[] =
 	"inuse_objects inuse_space.\n"
 	"\n"
 	"Options:\n"
-	" -n, --threads <n>    number of threads, 1 to 64 (default 4)\n"
-	"     --truth <file>   also write the truth to <file>\n"
-	" -h, --help           display this help\n"
-	"\n"
+	" -n, --threads <n>    number of threads, 1 to 64 (default 4)\n" EX_HELP_OPTIONS
 	"See examples/README.md.\n";
 
 int main(int argc, char **argv)

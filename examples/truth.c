@@ -185,19 +185,11 @@ static const char help[] =
 	"Allocate a fixed, known pattern from named functions, then "
 	"print\n"
 	"what a heap profile of this run must show per function, on\n"
-	"stderr and (with --truth) in <file>: lines\n"
-	"  pid function alloc_objects alloc_space inuse_objects "
-	"inuse_space\n"
-	"plus '#size pid function size allocations live' lines in "
-	"<file>.\n"
+	"stderr and (with --truth) in <file>: lines\n" EX_HELP_TRUTH_LINES
 	"Inuse values are those at exit, when the agent writes its "
 	"profile.\n"
 	"\n"
-	"Options:\n"
-	"     --truth <file>   also write the truth to <file>\n"
-	" -h, --help           display this help\n"
-	"\n"
-	"See examples/README.md.\n";
+	"Options:\n" EX_HELP_OPTIONS "See examples/README.md.\n";
 
 int main(int argc, char **argv)
 {

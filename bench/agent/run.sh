@@ -170,7 +170,12 @@ order() {
 	fi
 }
 
-# med(a, n): the median of a[1..n] (sorts a), for the awk summaries.
+# For the awk summaries: med(a, n), the median of a[1..n] (sorts a);
+# keep(x), x as val[workload $1, variant $2, rep $3], the workloads in
+# names[1..nn] in order of appearance, maxr the last rep; put(x), x into
+# the cell a[1..n] with its least lo and greatest hi (set n = 0 and lo, hi
+# first); cell(fmt), the cell printed as fmt's "median lo hi", or " - |"
+# when empty.
 awk_med='
 	function med(a, n,   i, j, t) {
 		for (i = 2; i <= n; i++)
@@ -178,6 +183,22 @@ awk_med='
 				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
 			}
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	function keep(x) {
+		val[$1, $2, $3] = x
+		if (!($1 in seen)) { seen[$1] = 1; names[++nn] = $1 }
+		if ($3 > maxr) maxr = $3
+	}
+	function put(x) {
+		a[++n] = x
+		if (x < lo) lo = x
+		if (x > hi) hi = x
+	}
+	function cell(fmt) {
+		if (n)
+			printf fmt, med(a, n), lo, hi
+		else
+			printf " - |"
 	}'
 
 # ratios FIELD BASE VARIANT...: one row per workload of $tmp/results:
@@ -189,11 +210,7 @@ ratios() {
 	shift 2
 	awk -v f="$field" -v base="$base" -v vars="$*" "$awk_med"'
 	BEGIN { if (base ~ /^\//) ops = substr(base, 2) + 0 }
-	{
-		val[$1, $2, $3] = $f
-		if (!($1 in seen)) { seen[$1] = 1; names[++nn] = $1 }
-		if ($3 > maxr) maxr = $3
-	}
+	{ keep($f) }
 	END {
 		nv = split(vars, v, " ")
 		printf "| workload |"
@@ -216,16 +233,10 @@ ratios() {
 					} else {
 						x = val[w, v[i], r] / val[w, base, r]
 					}
-					a[++n] = x
-					if (x < lo) lo = x
-					if (x > hi) hi = x
+					put(x)
 				}
-				if (n && ops)
-					printf " %.0f (%.0f-%.0f) |", med(a, n), lo, hi
-				else if (n)
-					printf " %.3f (%.3f-%.3f) |", med(a, n), lo, hi
-				else
-					printf " - |"
+				cell(ops ? " %.0f (%.0f-%.0f) |" : \
+				    " %.3f (%.3f-%.3f) |")
 			}
 			printf "\n"
 		}
@@ -238,11 +249,7 @@ rssdiff() {
 	local base=$1
 	shift
 	awk -v base="$base" -v vars="$*" "$awk_med"'
-	{
-		val[$1, $2, $3] = $6
-		if (!($1 in seen)) { seen[$1] = 1; names[++nn] = $1 }
-		if ($3 > maxr) maxr = $3
-	}
+	{ keep($6) }
 	END {
 		nv = split(vars, v, " ")
 		printf "| workload | %s peak RSS MiB |", base
@@ -263,14 +270,9 @@ rssdiff() {
 					    !((w, base, r) in val))
 						continue
 					x = (val[w, v[i], r] - val[w, base, r]) / 1024
-					a[++n] = x
-					if (x < lo) lo = x
-					if (x > hi) hi = x
+					put(x)
 				}
-				if (n)
-					printf " %+.1f (%+.1f..%+.1f) |", med(a, n), lo, hi
-				else
-					printf " - |"
+				cell(" %+.1f (%+.1f..%+.1f) |")
 			}
 			printf "\n"
 		}
@@ -766,18 +768,18 @@ table_peers() {
 	echo "the slow profilers (heaptrack, tcmalloc HEAPPROFILE) on 3 million"
 	echo "(churn_*_3M), each against a baseline of the same size."
 	echo
-	echo "CPU time (user+sys) ratio to glibc without a profiler, median (min-max):"
-	echo
-	ratios 5 base $fast | grep -v '_3M |'
-	echo
-	ratios 5 base $slow | grep -E '_3M \||workload|---'
-	echo
-	echo "Wall time ratio to glibc without a profiler:"
-	echo
-	ratios 4 base $fast | grep -v '_3M |'
-	echo
-	ratios 4 base $slow | grep -E '_3M \||workload|---'
-	echo
+	# field of $tmp/results (5 CPU, 4 wall time): title
+	while read -r f title; do
+		echo "$title"
+		echo
+		ratios "$f" base $fast | grep -v '_3M |'
+		echo
+		ratios "$f" base $slow | grep -E '_3M \||workload|---'
+		echo
+	done <<-EOF
+		5 CPU time (user+sys) ratio to glibc without a profiler, median (min-max):
+		4 Wall time ratio to glibc without a profiler:
+	EOF
 	echo "Each profiler against its own allocator (CPU time): jemalloc"
 	echo "prof / plain jemalloc, palloc over jemalloc / plain jemalloc,"
 	echo "tcmalloc sampling / plain tcmalloc:"

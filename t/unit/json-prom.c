@@ -9,20 +9,27 @@
 
 #include "tap.h"
 
-/* The text as TAP comments, for a failure's log. */
-static void diag_text(const char *text)
+/*
+ * One TAP result: what fn writes to a stream is exactly WANT (DESC names
+ * the check); on a mismatch, what it wrote as TAP comments, for the log.
+ */
+static void check_text(int (*fn)(FILE *fp, void *ctx), const char *want,
+		       const char *desc)
 {
+	int rc = 0;
+	char *text = tap_capture(fn, NULL, &rc);
 	const char *p = text ? text : "(null)";
 
-	if (!tap_failed)
-		return;
-	printf("# got:\n# ");
-	for (; *p; p++) {
-		putchar(*p);
-		if (*p == '\n' && p[1])
-			fputs("# ", stdout);
+	if (!tap_ok(text && strcmp(text, want) == 0, "%s", desc)) {
+		printf("# got:\n# ");
+		for (; *p; p++) {
+			putchar(*p);
+			if (*p == '\n' && p[1])
+				fputs("# ", stdout);
+		}
+		putchar('\n');
 	}
-	putchar('\n');
+	free(text);
 }
 
 static int write_top(FILE *fp, void *ctx PALLOC_UNUSED)
@@ -62,41 +69,34 @@ static int write_prom(FILE *fp, void *ctx PALLOC_UNUSED)
 
 int main(void)
 {
-	char *text, small[12];
-	int rc = 0;
+	char small[12];
 
-	text = tap_capture(write_top, NULL, &rc);
-	tap_ok(text && strcmp(text,
-			      "{\"format\": \"palloc-test\", "
-			      "\"format_version\": 1, \"size_bytes\": 42, "
-			      "\"huge_bytes\": null, \"peak_bytes\": null, "
-			      "\"delta\": -5, \"ratio\": 0.25, "
-			      "\"name\": \"a?b\xc3\xa9\", \"none\": null, "
-			      "\"start\": \"0x7f00deadbeef\"}\n") == 0,
-	       "json: format first, nulls, invalid UTF-8 as '?', hex, newline");
-	diag_text(text);
-	free(text);
+	check_text(
+		write_top,
+		"{\"format\": \"palloc-test\", "
+		"\"format_version\": 1, \"size_bytes\": 42, "
+		"\"huge_bytes\": null, \"peak_bytes\": null, "
+		"\"delta\": -5, \"ratio\": 0.25, "
+		"\"name\": \"a?b\xc3\xa9\", \"none\": null, "
+		"\"start\": \"0x7f00deadbeef\"}\n",
+		"json: format first, nulls, invalid UTF-8 as '?', hex, newline");
 	tap_ok(!json_failed(), "json_failed() false after a good build");
 	tap_ok(json_set(NULL, "k", json_u64(1)) < 0 && json_failed() &&
 		       !json_failed(),
 	       "json_set on NULL fails, json_failed() reports it once");
 
-	text = tap_capture(write_prom, NULL, &rc);
-	tap_ok(text && strcmp(text,
-			      "# HELP palloc_test_metric_bytes Help with \\\\ "
-			      "and\\nnewline.\n"
-			      "# TYPE palloc_test_metric_bytes gauge\n"
-			      "palloc_test_metric_bytes{pid=\"7\",command="
-			      "\"a\\\"b"
-			      "\\\\c\\nd\"} 18446744073709551615\n"
-			      "palloc_test_metric_bytes 0\n"
-			      "palloc_test_metric_bytes{pid=\"7\"} 0.1\n"
-			      "palloc_test_metric_bytes{pid=\"7\"} +Inf\n"
-			      "palloc_test_metric_bytes{pid=\"7\"} 1e-07\n") ==
-			       0,
-	       "prom: name mapping, HELP and label escaping, exact values");
-	diag_text(text);
-	free(text);
+	check_text(write_prom,
+		   "# HELP palloc_test_metric_bytes Help with \\\\ "
+		   "and\\nnewline.\n"
+		   "# TYPE palloc_test_metric_bytes gauge\n"
+		   "palloc_test_metric_bytes{pid=\"7\",command="
+		   "\"a\\\"b"
+		   "\\\\c\\nd\"} 18446744073709551615\n"
+		   "palloc_test_metric_bytes 0\n"
+		   "palloc_test_metric_bytes{pid=\"7\"} 0.1\n"
+		   "palloc_test_metric_bytes{pid=\"7\"} +Inf\n"
+		   "palloc_test_metric_bytes{pid=\"7\"} 1e-07\n",
+		   "prom: name mapping, HELP and label escaping, exact values");
 	tap_ok(prom_name(small, sizeof(small), "long_name") < 0 &&
 		       strstr(msg_last(), "too long") != NULL,
 	       "prom_name refuses a name longer than the buffer");
