@@ -742,28 +742,33 @@ PALLOC_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	return rc;
 }
 
-PALLOC_EXPORT void *aligned_alloc(size_t align, size_t n)
+/*
+ * aligned_alloc() and memalign(): resolve the next allocator, call its
+ * (align, n) function that *real points to once resolved (it is read after
+ * agent_resolve_real()), and record the block. No such function: NULL with
+ * errno ENOMEM. Inlined into each entry point, so it costs no call.
+ */
+static inline __attribute__((always_inline)) void *
+aligned_call(memalign_fn const *real, size_t align, size_t n)
 {
 	struct agent_thread *t = &agent_tls;
 
 	agent_resolve_real();
-	if (!agent_real.aligned_alloc) {
+	if (!*real) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	return aligned_done(t, agent_real.aligned_alloc(align, n), n);
+	return aligned_done(t, (*real)(align, n), n);
+}
+
+PALLOC_EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	return aligned_call(&agent_real.aligned_alloc, align, n);
 }
 
 PALLOC_EXPORT void *memalign(size_t align, size_t n)
 {
-	struct agent_thread *t = &agent_tls;
-
-	agent_resolve_real();
-	if (!agent_real.memalign) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return aligned_done(t, agent_real.memalign(align, n), n);
+	return aligned_call(&agent_real.memalign, align, n);
 }
 
 PALLOC_EXPORT void *valloc(size_t n)

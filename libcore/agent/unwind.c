@@ -143,6 +143,23 @@ static bool unwind_stack_covers(uintptr_t sp)
 }
 
 /*
+ * One frame a walk found, at return address pc: counted in *walked (the
+ * walks stop at UNWIND_MAX_FRAMES), then dropped while *skip lasts
+ * (decremented), else stored at pcs[*n] (*n incremented; the caller
+ * checks *n < max first). Inlined into both walks; async-signal-safe.
+ */
+static inline __attribute__((always_inline)) void
+frame_keep(uintptr_t *pcs, size_t *n, size_t *walked, unsigned *skip,
+	   uintptr_t pc)
+{
+	(*walked)++;
+	if (*skip > 0)
+		(*skip)--;
+	else
+		pcs[(*n)++] = pc;
+}
+
+/*
  * The frame-pointer walk, inlined into unwind_backtrace() so that frame 0
  * is unwind_backtrace()'s own frame, which always has a frame pointer
  * (__builtin_frame_address forces one): its saved rbp and return address
@@ -165,11 +182,7 @@ unwind_fp(uintptr_t *pcs, size_t max, unsigned skip)
 
 		if (ra < 4096 || (known && ra >= st->lo && ra < st->hi))
 			break;
-		walked++;
-		if (skip > 0)
-			skip--;
-		else
-			pcs[n++] = ra;
+		frame_keep(pcs, &n, &walked, &skip, ra);
 		if (!known || next <= (uintptr_t)fp || (next & 7) != 0 ||
 		    next > st->hi - 2 * sizeof(uintptr_t))
 			break;
@@ -199,11 +212,7 @@ unwind_dwarf(uintptr_t *pcs, size_t max, unsigned skip)
 
 		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0)
 			break;
-		walked++;
-		if (skip > 0)
-			skip--;
-		else
-			pcs[n++] = ip;
+		frame_keep(pcs, &n, &walked, &skip, ip);
 	}
 	return n;
 }
