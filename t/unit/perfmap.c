@@ -25,6 +25,23 @@ static int str_is(const char *got, const char *want)
 	return strcmp(got, want) == 0;
 }
 
+/*
+ * One TAP result for a file at PATH that perfmap_load() must refuse: MADE
+ * is what made it (0 on success, else the result is a skip named SKIP);
+ * the load as uid ME must fail with errno ERR. Removes PATH.
+ */
+static void refused(const char *path, uid_t me, int made, int err,
+		    const char *what, const char *skip)
+{
+	if (made != 0) {
+		tap_ok(1, "# SKIP %s", skip);
+		return;
+	}
+	errno = 0;
+	tap_ok(!perfmap_load(path, &me, 1) && errno == err, "%s", what);
+	unlink(path);
+}
+
 int main(void)
 {
 	struct perfmap *m = perfmap_parse(text, sizeof(text) - 1);
@@ -71,22 +88,10 @@ int main(void)
 		tap_ok(1, "# SKIP root owns everything it creates");
 	}
 	unlink(path);
-	if (mkfifo(path, 0600) == 0) {
-		errno = 0;
-		tap_ok(!perfmap_load(path, &me, 1) && errno == EPERM,
-		       "a FIFO: EPERM, without blocking");
-		unlink(path);
-	} else {
-		tap_ok(1, "# SKIP mkfifo");
-	}
-	if (symlink("/etc/passwd", path) == 0) {
-		errno = 0;
-		tap_ok(!perfmap_load(path, &me, 1) && errno == ELOOP,
-		       "a symlink: ELOOP");
-		unlink(path);
-	} else {
-		tap_ok(1, "# SKIP symlink");
-	}
+	refused(path, me, mkfifo(path, 0600), EPERM,
+		"a FIFO: EPERM, without blocking", "mkfifo");
+	refused(path, me, symlink("/etc/passwd", path), ELOOP,
+		"a symlink: ELOOP", "symlink");
 	rmdir(dir);
 	return tap_done();
 }
