@@ -771,28 +771,29 @@ PALLOC_EXPORT void *memalign(size_t align, size_t n)
 	return aligned_call(&agent_real.memalign, align, n);
 }
 
-PALLOC_EXPORT void *valloc(size_t n)
+/* valloc() and pvalloc(): as aligned_call(), for the page-aligned (n)
+ * functions. */
+static inline __attribute__((always_inline)) void *
+page_call(malloc_fn const *real, size_t n)
 {
 	struct agent_thread *t = &agent_tls;
 
 	agent_resolve_real();
-	if (!agent_real.valloc) {
+	if (!*real) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	return aligned_done(t, agent_real.valloc(n), n);
+	return aligned_done(t, (*real)(n), n);
+}
+
+PALLOC_EXPORT void *valloc(size_t n)
+{
+	return page_call(&agent_real.valloc, n);
 }
 
 PALLOC_EXPORT void *pvalloc(size_t n)
 {
-	struct agent_thread *t = &agent_tls;
-
-	agent_resolve_real();
-	if (!agent_real.pvalloc) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return aligned_done(t, agent_real.pvalloc(n), n);
+	return page_call(&agent_real.pvalloc, n);
 }
 
 /* Count a free of p by any of the free variants; false: nothing to do. */
