@@ -4,6 +4,7 @@
 #include "pprof_int.h"
 #include "pprof_pack.h"
 #include "pbwire.h"
+#include "crc32_table.h"
 #include "msg.h"
 
 /*
@@ -74,66 +75,12 @@ static const struct pprof_profile *wp(const struct pbw_writer *w)
 	return ((const struct pack_ctx *)w->ctx)->p;
 }
 
-/*
- * The slicing-by-8 tables: crc_table[0][i] is the CRC of byte i, and
- * crc_table[k][i] that of byte i followed by k zero bytes,
- * (crc_table[k - 1][i] >> 8) ^ crc_table[0][crc_table[k - 1][i] & 0xff].
- * Built once by the first caller; crc_state 0 none, 1 being built, 2
- * ready (published with release, read with acquire).
- */
-static uint32_t crc_table[8][256];
-static int crc_state;
-
-#define CRC32_POLY 0xedb88320u
-
-static void crc_build(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-
-		for (int b = 0; b < 8; b++)
-			c = (c >> 1) ^ (CRC32_POLY & -(c & 1));
-		crc_table[0][i] = c;
-	}
-	for (int k = 1; k < 8; k++)
-		for (int i = 0; i < 256; i++)
-			crc_table[k][i] =
-				(crc_table[k - 1][i] >> 8) ^
-				crc_table[0][crc_table[k - 1][i] & 0xff];
-}
-
-/* The tables, built here if no one has; NULL while another thread (or
- * the code a signal interrupted) builds them: no lock, no wait. */
-static const uint32_t (*crc_tables(void))[256]
-{
-	int s = __atomic_load_n(&crc_state, __ATOMIC_ACQUIRE);
-
-	if (s == 2)
-		return crc_table;
-	if (s == 0 &&
-	    __atomic_compare_exchange_n(&crc_state, &s, 1, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		crc_build();
-		__atomic_store_n(&crc_state, 2, __ATOMIC_RELEASE);
-		return crc_table;
-	}
-	return NULL;
-}
-
 uint32_t pprof_pack_crc32(uint32_t crc, const void *data, size_t len)
 {
-	const uint32_t(*t)[256] = crc_tables();
+	const uint32_t(*t)[256] = crc32_table;
 	const unsigned char *d = data;
 
 	crc = ~crc;
-	if (!t) { /* the tables are being built: a bit at a time */
-		while (len--) {
-			crc ^= *d++;
-			for (int b = 0; b < 8; b++)
-				crc = (crc >> 1) ^ (CRC32_POLY & -(crc & 1));
-		}
-		return ~crc;
-	}
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	/* Eight bytes a step (about 2.5 times fewer instructions than a
 	 * byte at a time: the profile written at every exit is hashed). */

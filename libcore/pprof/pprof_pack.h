@@ -40,9 +40,8 @@ void pprof_pack_free(const struct pprof_profile *p, void *buf);
 /*
  * CRC-32 of ISO 3309 / ITU-T V.42 (gzip's and zlib's crc32(): reflected,
  * polynomial 0xedb88320, initial and final complement), continued from
- * crc (0 to start) over the len bytes at data. Its tables (8 KiB) are
- * built by the first call, without a lock; a call that meets them being
- * built goes a bit at a time. Any thread or signal handler.
+ * crc (0 to start) over the len bytes at data. A table built at compile
+ * time; pure, any thread or signal handler.
  */
 uint32_t pprof_pack_crc32(uint32_t crc, const void *data, size_t len);
 
