@@ -99,7 +99,8 @@ for t in "$@"; do
 		# shellcheck disable=SC2086
 		build "$t" "libprotobuf-c zlib" -lm -I"$top/t/helper" \
 			"$here/$t.c" "$top/t/helper/record_build.c" \
-			"$lc/pprof/record_profile.c" "$lc/pprof/pprof_comments.c" \
+			"$lc/pprof/record_check.c" "$lc/pprof/record_profile.c" \
+			"$lc/pprof/pprof_comments.c" \
 			$pprof "$lc/base/fmt.c" "$lc/base/msg.c" ;;
 	timeline_fuzz)
 		# shellcheck disable=SC2086
