@@ -5,12 +5,13 @@
 # .c of its own (`name.h`), each command's file and palloc-run's parts;
 # and no comment or page names a libcore path from before the tree had
 # directories (libcore/num.c for libcore/base/num.c; a callgrind listing
-# quoted in bench/agent/README.md keeps the path it printed then).
+# quoted in bench/agent/README.md keeps the path it printed then); and
+# no file of cmd/ is over 700 lines, none of libcore/ over 1100.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 
 top=$top_srcdir
 [ -f "$top/libcore/README.md" ] || skip_all "no libcore/README.md in '$top'"
-plan 3
+plan 4
 
 : >missing
 for f in "$top"/libcore/*/*.c "$top"/libcore/*/*.h; do
@@ -62,4 +63,23 @@ if [ -s stale ]; then
 	sed 's/^/# /' stale
 else
 	ok "no path of libcore without its directory"
+fi
+
+# Files with one job stay small: no file of cmd/ over 700 lines, none of
+# libcore/ over 1100 (htmlreport_assets.c is generated from web/).
+: >big
+for f in "$top"/cmd/*.c "$top"/libcore/*/*.c; do
+	case $f in */htmlreport_assets.c) continue ;; esac
+	n=$(wc -l <"$f")
+	case $f in
+	"$top"/cmd/*) max=700 ;;
+	*) max=1100 ;;
+	esac
+	[ "$n" -le "$max" ] || echo "${f#"$top"/}: $n lines (at most $max)" >>big
+done
+if [ -s big ]; then
+	not_ok "no file of cmd/ over 700 lines, none of libcore/ over 1100"
+	sed 's/^/# /' big
+else
+	ok "no file of cmd/ over 700 lines, none of libcore/ over 1100"
 fi
