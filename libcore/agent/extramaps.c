@@ -291,18 +291,8 @@ uint64_t agent_maps_unmapped(void *ctx, struct pprof_profile *p, uint64_t addr)
 	if (lo == 0 || addr >= m->regions[lo - 1].limit)
 		return 0;
 	r = &m->regions[lo - 1];
-	if (!r->id) {
-		struct pprof_mapping pm = {
-			.start = r->start,
-			.limit = r->limit,
-			.offset = r->offset,
-			.file = r->name[0] ? r->name : "[anon:jit]",
-			.build_id = "",
-		};
-
-		r->id = pprof_add_mapping(p, &pm);
-	}
-	return r->id;
+	return pprof_region_mapping(p, &r->id, r->start, r->limit, r->offset,
+				    r->name[0] ? r->name : "[anon:jit]");
 }
 
 void agent_maps_record(const struct agent_maps *m)

@@ -354,6 +354,24 @@ uint64_t pprof_add_mapping(struct pprof_profile *p,
 	return nm.id;
 }
 
+uint64_t pprof_region_mapping(struct pprof_profile *p, uint64_t *id,
+			      uint64_t start, uint64_t limit, uint64_t offset,
+			      const char *file)
+{
+	if (!*id) {
+		struct pprof_mapping pm = {
+			.start = start,
+			.limit = limit,
+			.offset = offset,
+			.file = file,
+			.build_id = "",
+		};
+
+		*id = pprof_add_mapping(p, &pm);
+	}
+	return *id;
+}
+
 struct func_key {
 	const char *name, *system_name, *file;
 	int64_t start_line;

@@ -134,6 +134,19 @@ int pprof_add_comment(struct pprof_profile *p, const char *comment);
 uint64_t pprof_add_mapping(struct pprof_profile *p,
 			   const struct pprof_mapping *m);
 
+/*
+ * The mapping of a region of memory [start, limit) at offset in file (no
+ * build id, no symbol flags), added at its first use: *id is the region's
+ * mapping id in p, 0 until then, and is set here. For the callbacks that
+ * give an address no module covers a mapping from /proc/PID/maps (the
+ * agent's and palloc-run's). Returns *id, or 0 when the mapping cannot be
+ * added (then *id stays 0). No allocation but p's own; one profile per
+ * *id: a caller moving to another profile clears its ids first.
+ */
+uint64_t pprof_region_mapping(struct pprof_profile *p, uint64_t *id,
+			      uint64_t start, uint64_t limit, uint64_t offset,
+			      const char *file);
+
 /* The function with these strings and start line, added if new (dedup on
  * all four). Returns its id, or 0. */
 uint64_t pprof_add_function(struct pprof_profile *p, const char *name,

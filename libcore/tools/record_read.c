@@ -646,18 +646,8 @@ uint64_t record_maps_unmapped(void *ctx, struct pprof_profile *p, uint64_t addr)
 	if (lo == 0 || addr >= m->v[lo - 1].limit)
 		return 0;
 	r = &m->v[lo - 1];
-	if (!r->id) {
-		struct pprof_mapping pm = {
-			.start = r->start,
-			.limit = r->limit,
-			.offset = r->offset,
-			.file = r->name,
-			.build_id = "",
-		};
-
-		r->id = pprof_add_mapping(p, &pm);
-	}
-	return r->id;
+	return pprof_region_mapping(p, &r->id, r->start, r->limit, r->offset,
+				    r->name);
 }
 
 void record_maps_free(struct record_maps *m)
