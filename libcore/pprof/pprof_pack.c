@@ -4,7 +4,7 @@
 #include "pprof_int.h"
 #include "pprof_pack.h"
 #include "pbwire.h"
-#include "crc32_table.h"
+#include "crc32_table.h" /* made at build time: Makemodule.am */
 #include "msg.h"
 
 /*
