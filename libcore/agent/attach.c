@@ -66,23 +66,11 @@ bool attach_dlopened(void)
 struct object {
 	uintptr_t base, lo, hi;	      /* load bias, [lo, hi) its segments */
 	uintptr_t relro_lo, relro_hi; /* read-only after relocation */
-	const ElfW(Sym) *sym;
-	const char *str;
-	size_t strsz;
-	const ElfW(Rela) *jmprel, *rela;
-	size_t jmprelsz, relasz;
+	struct phdr_dynamic dt;
 };
-
-/* A d_ptr of the dynamic section: relocated by glibc where the section
- * is writable, an offset where it is not. */
-static uintptr_t dyn_ptr(uintptr_t base, uintptr_t p)
-{
-	return p < base ? p + base : p;
-}
 
 static bool object_read(const struct dl_phdr_info *info, struct object *o)
 {
-	const ElfW(Dyn) *dyn = NULL;
 	long page = sysconf(_SC_PAGESIZE);
 
 	memset(o, 0, sizeof(*o));
@@ -97,8 +85,6 @@ static bool object_read(const struct dl_phdr_info *info, struct object *o)
 				o->lo = a;
 			if (a + ph->p_memsz > o->hi)
 				o->hi = a + ph->p_memsz;
-		} else if (ph->p_type == PT_DYNAMIC) {
-			dyn = (const ElfW(Dyn) *)a;
 		} else if (ph->p_type == PT_GNU_RELRO) {
 			/* as the loader protects it: both ends rounded down */
 			o->relro_lo = a & ~(uintptr_t)(page - 1);
@@ -106,40 +92,9 @@ static bool object_read(const struct dl_phdr_info *info, struct object *o)
 				(a + ph->p_memsz) & ~(uintptr_t)(page - 1);
 		}
 	}
-	if (!dyn || o->lo >= o->hi)
-		return false;
-	for (; dyn->d_tag != DT_NULL; dyn++) {
-		uintptr_t p = dyn->d_un.d_ptr;
-
-		switch (dyn->d_tag) {
-		case DT_SYMTAB:
-			o->sym = (const ElfW(Sym) *)dyn_ptr(o->base, p);
-			break;
-		case DT_STRTAB:
-			o->str = (const char *)dyn_ptr(o->base, p);
-			break;
-		case DT_STRSZ:
-			o->strsz = dyn->d_un.d_val;
-			break;
-		case DT_JMPREL:
-			o->jmprel = (const ElfW(Rela) *)dyn_ptr(o->base, p);
-			break;
-		case DT_PLTRELSZ:
-			o->jmprelsz = dyn->d_un.d_val;
-			break;
-		case DT_PLTREL:
-			if (dyn->d_un.d_val != DT_RELA)
-				return false;
-			break;
-		case DT_RELA:
-			o->rela = (const ElfW(Rela) *)dyn_ptr(o->base, p);
-			break;
-		case DT_RELASZ:
-			o->relasz = dyn->d_un.d_val;
-			break;
-		}
-	}
-	return o->sym && o->str;
+	/* only RELA relocations are read (x86-64 has no others) */
+	return o->lo < o->hi && phdr_dynamic(info, &o->dt) && o->dt.sym &&
+	       o->dt.str && (!o->dt.pltrel || o->dt.pltrel == DT_RELA);
 }
 
 /* Write v into the entry at a, making a read-only (RELRO) page writable
@@ -203,16 +158,16 @@ static unsigned patch_relocs(const struct object *o, const ElfW(Rela) *rel,
 
 	for (size_t i = 0; rel && i < size / sizeof(*rel); i++) {
 		unsigned type = ELF64_R_TYPE(rel[i].r_info);
-		const ElfW(Sym) *s = &o->sym[ELF64_R_SYM(rel[i].r_info)];
+		const ElfW(Sym) *s = &o->dt.sym[ELF64_R_SYM(rel[i].r_info)];
 		uintptr_t *a = (uintptr_t *)(o->base + rel[i].r_offset);
 		uintptr_t cur;
 		int h;
 
 		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
 			continue;
-		if (!ELF64_R_SYM(rel[i].r_info) || s->st_name >= o->strsz)
+		if (!ELF64_R_SYM(rel[i].r_info) || s->st_name >= o->dt.strsz)
 			continue;
-		h = hooked_index(o->str + s->st_name);
+		h = hooked_index(o->dt.str + s->st_name);
 		if (h < 0 || !hook_fn[h])
 			continue;
 		if ((uintptr_t)a < o->lo || (uintptr_t)a + sizeof(*a) > o->hi)
@@ -256,8 +211,8 @@ static int patch_visit(struct dl_phdr_info *info, size_t size, void *arg)
 	seen_adds = info->dlpi_adds;
 	if (object_skipped(info) || !object_read(info, &o))
 		return 0;
-	*done += patch_relocs(&o, o.jmprel, o.jmprelsz, true);
-	*done += patch_relocs(&o, o.rela, o.relasz, false);
+	*done += patch_relocs(&o, o.dt.jmprel, o.dt.jmprelsz, true);
+	*done += patch_relocs(&o, o.dt.rela, o.dt.relasz, false);
 	return 0;
 }
 

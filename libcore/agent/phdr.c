@@ -182,27 +182,22 @@ int phdr_object_path(uintptr_t addr, char *path, size_t cap)
 /* ---- where the loader resolves a symbol ---- */
 
 /* An object's dynamic symbol table, as the loader left it in memory. */
-struct dynsyms {
-	const ElfW(Sym) *sym;
-	const char *str;
-	size_t strsz;
-	const uint32_t *gnu_hash; /* DT_GNU_HASH, or NULL */
-	const uint32_t *hash;	  /* DT_HASH (SysV), or NULL */
-	const ElfW(Half) *versym; /* DT_VERSYM, or NULL */
-};
+/* The entries phdr_dynamic reads and where each goes: the first
+ * DT_N_ADDRESSES hold addresses. */
+#define AT(field) offsetof(struct phdr_dynamic, field)
+static const ElfW(Sxword) dt_tag[] = {
+	DT_SYMTAB, DT_STRTAB, DT_GNU_HASH, DT_HASH,   DT_VERSYM, DT_JMPREL,
+	DT_RELA,   DT_STRSZ,  DT_PLTRELSZ, DT_PLTREL, DT_RELASZ};
+static const unsigned char dt_at[] = {
+	AT(sym),  AT(str),   AT(gnu_hash), AT(hash),   AT(versym), AT(jmprel),
+	AT(rela), AT(strsz), AT(jmprelsz), AT(pltrel), AT(relasz)};
+#define DT_N_ADDRESSES 7
+_Static_assert(sizeof(dt_tag) / sizeof(*dt_tag) == sizeof(dt_at) &&
+		       sizeof(struct phdr_dynamic) ==
+			       sizeof(dt_at) * sizeof(uintptr_t),
+	       "one entry per field, every field a word");
 
-/*
- * glibc relocates the d_ptr entries of a writable dynamic section in
- * place (elf_get_dynamic_info), but not those of a read-only one (the
- * vdso), and other loaders never do: an address below the load base is
- * still relative.
- */
-static const void *dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) p)
-{
-	return (const void *)(p < info->dlpi_addr ? p + info->dlpi_addr : p);
-}
-
-static bool dynsyms_read(const struct dl_phdr_info *info, struct dynsyms *d)
+bool phdr_dynamic(const struct dl_phdr_info *info, struct phdr_dynamic *d)
 {
 	const ElfW(Dyn) *dyn = NULL;
 
@@ -211,33 +206,21 @@ static bool dynsyms_read(const struct dl_phdr_info *info, struct dynsyms *d)
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
 			dyn = (const ElfW(Dyn) *)(info->dlpi_addr +
 						  info->dlpi_phdr[i].p_vaddr);
-	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
-		switch (dyn->d_tag) {
-		case DT_SYMTAB:
-			d->sym = dyn_ptr(info, dyn->d_un.d_ptr);
-			break;
-		case DT_STRTAB:
-			d->str = dyn_ptr(info, dyn->d_un.d_ptr);
-			break;
-		case DT_STRSZ:
-			d->strsz = dyn->d_un.d_val;
-			break;
-		case DT_GNU_HASH:
-			d->gnu_hash = dyn_ptr(info, dyn->d_un.d_ptr);
-			break;
-		case DT_HASH:
-			d->hash = dyn_ptr(info, dyn->d_un.d_ptr);
-			break;
-		case DT_VERSYM:
-			d->versym = dyn_ptr(info, dyn->d_un.d_ptr);
-			break;
-		}
-	}
-	return d->sym && d->str && (d->gnu_hash || d->hash);
+	for (const ElfW(Dyn) *e = dyn; e && e->d_tag != DT_NULL; e++)
+		for (size_t k = 0; k < sizeof(dt_tag) / sizeof(*dt_tag); k++)
+			if (e->d_tag == dt_tag[k]) {
+				uintptr_t v = e->d_un.d_val;
+
+				if (k < DT_N_ADDRESSES && v < info->dlpi_addr)
+					v += info->dlpi_addr;
+				/* every field is a word */
+				memcpy((char *)d + dt_at[k], &v, sizeof(v));
+			}
+	return dyn != NULL;
 }
 
 /* Does symbol index i of d define name (see phdr_first_definition)? */
-static bool defines(const struct dynsyms *d, uint32_t i, const char *name)
+static bool defines(const struct phdr_dynamic *d, uint32_t i, const char *name)
 {
 	const ElfW(Sym) *s = &d->sym[i];
 	unsigned type = ELF64_ST_TYPE(s->st_info);
@@ -278,7 +261,7 @@ static uint32_t sysv_hash(const char *s)
 }
 
 /* The index of name's definition in d, or 0 (STN_UNDEF) for none. */
-static uint32_t dynsyms_lookup(const struct dynsyms *d, const char *name)
+static uint32_t dynsyms_lookup(const struct phdr_dynamic *d, const char *name)
 {
 	if (d->gnu_hash) {
 		/* nbuckets, symoffset, bloom words, bloom shift, then the
@@ -330,13 +313,14 @@ static int first_def_visit(struct dl_phdr_info *info, size_t size PALLOC_UNUSED,
 			   void *data)
 {
 	struct first_def *f = data;
-	struct dynsyms d;
+	struct phdr_dynamic d;
 	uint32_t i;
 	size_t n;
 
 	if (f->skip && info->dlpi_addr == f->skip)
 		return 0;
-	if (!dynsyms_read(info, &d))
+	if (!phdr_dynamic(info, &d) || !d.sym || !d.str ||
+	    !(d.gnu_hash || d.hash))
 		return 0;
 	i = dynsyms_lookup(&d, f->name);
 	if (!i)

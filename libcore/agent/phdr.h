@@ -5,6 +5,8 @@
 
 #include "common.h"
 
+#include <link.h>
+
 /*
  * The agent writes one pprof mapping per executable segment of every
  * loaded ELF object, with its GNU build id, so that the commands can
@@ -88,6 +90,34 @@ int phdr_first_definition(const char *name, struct phdr_definition *def);
  */
 int phdr_first_definition_outside(const char *name, uintptr_t skip,
 				  struct phdr_definition *def);
+
+/*
+ * What the agent reads of a loaded object's dynamic section (elf(5)):
+ * addresses, absolute, NULL where the section has no such entry, and
+ * sizes in bytes (0: none).
+ */
+struct phdr_dynamic {
+	const ElfW(Sym) *sym;	  /* DT_SYMTAB */
+	const char *str;	  /* DT_STRTAB, of strsz bytes (DT_STRSZ) */
+	const uint32_t *gnu_hash; /* DT_GNU_HASH */
+	const uint32_t *hash;	  /* DT_HASH (SysV) */
+	const ElfW(Half) *versym; /* DT_VERSYM */
+	const ElfW(Rela) *jmprel, *rela; /* DT_JMPREL, DT_RELA */
+	size_t strsz;
+	size_t jmprelsz, relasz; /* DT_PLTRELSZ, DT_RELASZ */
+	uintptr_t pltrel;	 /* DT_PLTREL: DT_RELA or DT_REL */
+};
+
+/*
+ * Fill *d from the PT_DYNAMIC segment of the loaded object info describes
+ * (dl_iterate_phdr(3)). glibc relocates the addresses of a writable
+ * dynamic section in place (elf_get_dynamic_info), but not those of a
+ * read-only one (the vdso), and other loaders never do: an address below
+ * the load base is taken as relative to it. Returns false (*d all 0)
+ * when the object has no dynamic section. Reads the object's memory
+ * only: no allocation, async-signal-safe.
+ */
+bool phdr_dynamic(const struct dl_phdr_info *info, struct phdr_dynamic *d);
 
 /* Hex-encode the GNU build id found in a PT_NOTE segment's bytes
  * (note[0..len)) into hex[PHDR_BUILD_ID_HEX]; "" when there is none.
