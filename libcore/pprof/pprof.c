@@ -359,13 +359,11 @@ uint64_t pprof_region_mapping(struct pprof_profile *p, uint64_t *id,
 			      const char *file)
 {
 	if (!*id) {
-		struct pprof_mapping pm = {
-			.start = start,
-			.limit = limit,
-			.offset = offset,
-			.file = file,
-			.build_id = "",
-		};
+		struct pprof_mapping pm = {.start = start,
+					   .limit = limit,
+					   .offset = offset,
+					   .file = file,
+					   .build_id = ""};
 
 		*id = pprof_add_mapping(p, &pm);
 	}
