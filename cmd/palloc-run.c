@@ -474,6 +474,14 @@ static const struct option longopts[] = {
 
 /* One option c (getopt_long's answer, arg its optarg) into o; exits 125
  * with a usage error on a bad value. */
+/* arg, after a usage error (status 2) when it is empty. */
+static const char *nonempty(const char *arg, const char *what)
+{
+	if (!*arg)
+		msg_usage(PALLOC_EXIT_RUN_FAILED, "invalid %s ''", what);
+	return arg;
+}
+
 static void parse_opt(struct opts *o, int c, const char *arg, char **argv)
 {
 	uint64_t ns, tl_ms;
@@ -551,10 +559,7 @@ static void parse_opt(struct opts *o, int c, const char *arg, char **argv)
 		symcache_disable();
 		break;
 	case OPT_HTTP:
-		if (!*arg)
-			msg_usage(PALLOC_EXIT_RUN_FAILED,
-				  "invalid HTTP address ''");
-		o->http = arg;
+		o->http = nonempty(arg, "HTTP address");
 		break;
 	case OPT_ALLOW_USERS:
 		if (serve_parse_access(arg, &o->access) < 0)
@@ -564,10 +569,7 @@ static void parse_opt(struct opts *o, int c, const char *arg, char **argv)
 		o->allow = arg;
 		break;
 	case OPT_TIMELINE:
-		if (!*arg)
-			msg_usage(PALLOC_EXIT_RUN_FAILED,
-				  "invalid timeline file ''");
-		o->tl_path = arg;
+		o->tl_path = nonempty(arg, "timeline file");
 		break;
 	case OPT_TIMELINE_PERIOD:
 		if (num_parse_u64(arg, false, &tl_ms) < 0 ||
