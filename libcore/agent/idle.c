@@ -94,18 +94,30 @@ static bool zero_ts(const struct timespec *ts)
 	return ts && ts->tv_sec == 0 && ts->tv_nsec == 0;
 }
 
+/* The C library's function i (enum above), its idle point taken first
+ * when the call waits; NULL when there is none: the call fails with
+ * ENOSYS and is no idle point. */
+static void *before_wait(int i, bool waits)
+{
+	void *f = next_fn(&real_fn[i], fn_names[i]);
+
+	if (f && waits)
+		idle_point();
+	return f;
+}
+
+static int enosys(void)
+{
+	errno = ENOSYS;
+	return -1;
+}
+
 PALLOC_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
 	int (*f)(const struct timespec *, struct timespec *) =
-		next_fn(&real_fn[FN_NANOSLEEP], "nanosleep");
+		before_wait(FN_NANOSLEEP, !zero_ts(req));
 
-	if (!f) {
-		errno = ENOSYS;
-		return -1;
-	}
-	if (!zero_ts(req))
-		idle_point();
-	return f(req, rem);
+	return f ? f(req, rem) : enosys();
 }
 
 PALLOC_EXPORT int clock_nanosleep(clockid_t clock, int flags,
@@ -113,41 +125,26 @@ PALLOC_EXPORT int clock_nanosleep(clockid_t clock, int flags,
 				  struct timespec *rem)
 {
 	int (*f)(clockid_t, int, const struct timespec *, struct timespec *) =
-		next_fn(&real_fn[FN_CLOCK_NANOSLEEP], "clock_nanosleep");
+		before_wait(FN_CLOCK_NANOSLEEP, flags || !zero_ts(req));
 
-	if (!f)
-		return ENOSYS;
-	if (flags || !zero_ts(req))
-		idle_point();
-	return f(clock, flags, req, rem);
+	/* returns the error, errno untouched */
+	return f ? f(clock, flags, req, rem) : ENOSYS;
 }
 
 PALLOC_EXPORT int usleep(useconds_t usec)
 {
-	int (*f)(useconds_t) = next_fn(&real_fn[FN_USLEEP], "usleep");
+	int (*f)(useconds_t) = before_wait(FN_USLEEP, usec != 0);
 
-	if (!f) {
-		errno = ENOSYS;
-		return -1;
-	}
-	if (usec)
-		idle_point();
-	return f(usec);
+	return f ? f(usec) : enosys();
 }
 
 PALLOC_EXPORT int epoll_wait(int epfd, struct epoll_event *events,
 			     int maxevents, int timeout)
 {
 	int (*f)(int, struct epoll_event *, int, int) =
-		next_fn(&real_fn[FN_EPOLL_WAIT], "epoll_wait");
+		before_wait(FN_EPOLL_WAIT, timeout != 0);
 
-	if (!f) {
-		errno = ENOSYS;
-		return -1;
-	}
-	if (timeout)
-		idle_point();
-	return f(epfd, events, maxevents, timeout);
+	return f ? f(epfd, events, maxevents, timeout) : enosys();
 }
 
 PALLOC_EXPORT int epoll_pwait(int epfd, struct epoll_event *events,
@@ -155,28 +152,16 @@ PALLOC_EXPORT int epoll_pwait(int epfd, struct epoll_event *events,
 			      const sigset_t *sigmask)
 {
 	int (*f)(int, struct epoll_event *, int, int, const sigset_t *) =
-		next_fn(&real_fn[FN_EPOLL_PWAIT], "epoll_pwait");
+		before_wait(FN_EPOLL_PWAIT, timeout != 0);
 
-	if (!f) {
-		errno = ENOSYS;
-		return -1;
-	}
-	if (timeout)
-		idle_point();
-	return f(epfd, events, maxevents, timeout, sigmask);
+	return f ? f(epfd, events, maxevents, timeout, sigmask) : enosys();
 }
 
 PALLOC_EXPORT int ppoll(struct pollfd *fds, nfds_t nfds,
 			const struct timespec *tmo, const sigset_t *sigmask)
 {
 	int (*f)(struct pollfd *, nfds_t, const struct timespec *,
-		 const sigset_t *) = next_fn(&real_fn[FN_PPOLL], "ppoll");
+		 const sigset_t *) = before_wait(FN_PPOLL, !zero_ts(tmo));
 
-	if (!f) {
-		errno = ENOSYS;
-		return -1;
-	}
-	if (!zero_ts(tmo))
-		idle_point();
-	return f(fds, nfds, tmo, sigmask);
+	return f ? f(fds, nfds, tmo, sigmask) : enosys();
 }
