@@ -8,7 +8,7 @@
 . "$top_srcdir/t/lib.sh"
 need_agent
 need deliver-child palloc-run
-plan 9
+plan 12
 
 # ulimit -f counts 512-byte blocks in dash: 1 is less than any profile.
 sh -c 'ulimit -f 1 && exec env LD_PRELOAD="$PALLOC_AGENT" \
@@ -51,4 +51,17 @@ check "the agent names the profile and why" \
 check "palloc-run does not blame a signal" \
 	sh -c '! grep -q "killed by signal" r.err'
 sed 's/^/# /' r.err
+
+# Under `ulimit -v` below the record's address range (RECORD_MAX_SIZE,
+# reserved once at start) the agent makes no record at all: the program
+# runs as it would, the agent says so in one warning and one line.
+sh -c 'ulimit -v 400000 && exec env LD_PRELOAD="$PALLOC_AGENT" \
+	PALLOC_OUTPUT="$PWD/v.%p.pb.gz" sh -c "exit 6"' 2>v.err
+rc=$?
+check "ulimit -v: status 6 kept" [ $rc -eq 6 ]
+check "ulimit -v: the agent says no record can be made, and why" \
+	grep -q "^palloc: warning: no record file (kept in memory): cannot reserve its address range (no profile can be made): Cannot allocate memory" v.err
+check "ulimit -v: no profile, no temporary" \
+	sh -c '! ls -A | grep -q "^v\.[0-9].*pb"'
+sed 's/^/# /' v.err
 done_testing

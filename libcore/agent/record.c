@@ -92,6 +92,15 @@ static void warn_once(bool none, const char *what)
 		 what);
 }
 
+/* Say that there is no record at all: what failed (err: its errno),
+ * after any earlier warning. */
+static void no_record(int err, const char *what)
+{
+	rec.warned = false;
+	msg_set_errno(err, "%s (no profile can be made)", what);
+	warn_once(true, msg_last());
+}
+
 static int64_t realtime_ns(clockid_t clock)
 {
 	struct timespec ts;
@@ -630,10 +639,7 @@ void record_init(const char *cmdline, int64_t start_ns)
 			close(fd);
 			unlink_own();
 		}
-		rec.warned = false;
-		msg_set_errno(err, "cannot reserve its address range (no "
-				   "profile can be made)");
-		warn_once(true, msg_last());
+		no_record(err, "cannot reserve its address range");
 		return;
 	}
 	rec.base = p;
@@ -656,10 +662,7 @@ void record_init(const char *cmdline, int64_t start_ns)
 	if (!rec.file && map_anon(FIRST_MAP) < 0) {
 		munmap(rec.base, RESERVE);
 		rec.base = NULL;
-		rec.warned = false;
-		msg_set_errno(errno, "cannot map private memory for it (no "
-				     "profile can be made)");
-		warn_once(true, msg_last());
+		no_record(errno, "cannot map private memory for it");
 		return;
 	}
 	rec.used = RECORD_DATA;
