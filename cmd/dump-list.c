@@ -100,12 +100,12 @@ enum {
 };
 
 static const struct table_col list_cols[] = {
-	{"PID", 1, SCOLS_FL_RIGHT, "process ID"},
+	TABLE_NUMBER("PID", "process ID"),
 	{"PROGRAM", 1, SCOLS_FL_TRUNC, "program name"},
 	{"STATE", 1, 0, "live, exited N or killed"},
-	{"UPTIME", 1, SCOLS_FL_RIGHT, "how long it ran, or runs"},
-	{"ENDED", 1, SCOLS_FL_RIGHT, "when it ended"},
-	{"SAMPLED_INUSE", 1, SCOLS_FL_RIGHT, "heap in use, sampled, bytes"},
+	TABLE_NUMBER("UPTIME", "how long it ran, or runs"),
+	TABLE_NUMBER("ENDED", "when it ended"),
+	TABLE_NUMBER("SAMPLED_INUSE", "heap in use, sampled, bytes"),
 	{"ERROR", 0.2, SCOLS_FL_TRUNC, "why its record cannot be read"},
 	{"RECORD", 0.2, SCOLS_FL_TRUNC, "its record file"},
 };

@@ -45,31 +45,25 @@ enum {
 	COL_FULL10,
 };
 
-#define SZ(name, help)                                                         \
-	{                                                                      \
-		name, 1, SCOLS_FL_RIGHT, help                                  \
-	}
 static const struct table_col cols[] = {
 	{"PATH", 0.3, SCOLS_FL_TRUNC, "cgroup path (as in /proc/PID/cgroup)"},
-	{"VERSION", 1, SCOLS_FL_RIGHT, "cgroup version, 1 or 2"},
+	TABLE_NUMBER("VERSION", "cgroup version, 1 or 2"),
 	{"DIR", 0.3, SCOLS_FL_TRUNC, "directory read"},
-	SZ("USAGE", "memory charged (memory.current)"),
-	SZ("LIMIT", "memory.max, or max"),
-	SZ("HIGH", "memory.high (v2)"),
-	SZ("LOW", "memory.low (v2)"),
-	SZ("MIN", "memory.min (v2)"),
-	SZ("PEAK", "memory.peak"),
-	SZ("SWAP", "swap charged"),
-	SZ("SWAP-LIMIT", "memory.swap.max (v2)"),
-	SZ("WSET", "working set: usage - inactive_file"),
-	SZ("HEADROOM", "limit - usage"),
-	{"FAILCNT", 1, SCOLS_FL_RIGHT, "times the limit was hit (v1)"},
-	{"OOM", 1, SCOLS_FL_RIGHT, "memory.events oom"},
-	{"OOM-KILL", 1, SCOLS_FL_RIGHT, "memory.events oom_kill"},
-	{"SOME10", 1, SCOLS_FL_RIGHT,
-	 "memory pressure, some, 10 s average (%)"},
-	{"FULL10", 1, SCOLS_FL_RIGHT,
-	 "memory pressure, full, 10 s average (%)"},
+	TABLE_NUMBER("USAGE", "memory charged (memory.current)"),
+	TABLE_NUMBER("LIMIT", "memory.max, or max"),
+	TABLE_NUMBER("HIGH", "memory.high (v2)"),
+	TABLE_NUMBER("LOW", "memory.low (v2)"),
+	TABLE_NUMBER("MIN", "memory.min (v2)"),
+	TABLE_NUMBER("PEAK", "memory.peak"),
+	TABLE_NUMBER("SWAP", "swap charged"),
+	TABLE_NUMBER("SWAP-LIMIT", "memory.swap.max (v2)"),
+	TABLE_NUMBER("WSET", "working set: usage - inactive_file"),
+	TABLE_NUMBER("HEADROOM", "limit - usage"),
+	TABLE_NUMBER("FAILCNT", "times the limit was hit (v1)"),
+	TABLE_NUMBER("OOM", "memory.events oom"),
+	TABLE_NUMBER("OOM-KILL", "memory.events oom_kill"),
+	TABLE_NUMBER("SOME10", "memory pressure, some, 10 s average (%)"),
+	TABLE_NUMBER("FULL10", "memory pressure, full, 10 s average (%)"),
 };
 
 static const struct table_spec spec = {

@@ -29,8 +29,8 @@ enum {
 static const struct table_col part_cols[] = {
 	{"LAYER", 1, 0, "profile, allocator or kernel"},
 	{"PART", 1, 0, "the part's name (JSON: name)"},
-	{"BYTES", 1, SCOLS_FL_RIGHT, "its size; - unknown"},
-	{"PERCENT", 1, SCOLS_FL_RIGHT, "percent of the total"},
+	TABLE_NUMBER("BYTES", "its size; - unknown"),
+	TABLE_NUMBER("PERCENT", "percent of the total"),
 	{"CI95", 1, 0, "95 % interval of a sampled estimate"},
 	{"BASIS", 1, 0, "kernel, agent, profile, allocator, reconciled..."},
 	{"WHAT", 0.4, SCOLS_FL_TRUNC, "what it is"},
@@ -46,7 +46,7 @@ static const struct table_spec part_spec = {
 enum { SCOL_BYTES, SCOL_CI95, SCOL_FUNCTION };
 
 static const struct table_col site_cols[] = {
-	{"INUSE", 1, SCOLS_FL_RIGHT, "bytes in use, sampled"},
+	TABLE_NUMBER("INUSE", "bytes in use, sampled"),
 	{"CI95", 1, 0, "its 95 % interval"},
 	{"FUNCTION", 0.5, SCOLS_FL_TRUNC, "the allocating function"},
 };
@@ -61,11 +61,8 @@ static const struct table_spec site_spec = {
 enum { KCOL_START, KCOL_RSS, KCOL_TID, KCOL_THREAD, KCOL_FOUND_BY };
 
 static const struct table_col stack_cols[] = {
-	{"START", 1, 0, ""},
-	{"RSS", 1, SCOLS_FL_RIGHT, ""},
-	{"TID", 1, SCOLS_FL_RIGHT, ""},
-	{"THREAD", 1, 0, ""},
-	{"FOUND_BY", 1, 0, ""},
+	{"START", 1, 0, ""},  TABLE_NUMBER("RSS", ""), TABLE_NUMBER("TID", ""),
+	{"THREAD", 1, 0, ""}, {"FOUND_BY", 1, 0, ""},
 };
 
 static const struct table_spec stack_spec = {

@@ -36,12 +36,11 @@ enum {
 };
 
 static const struct table_col list_cols[] = {
-	{"PID", 1, SCOLS_FL_RIGHT, "process ID"},
+	TABLE_NUMBER("PID", "process ID"),
 	{"PROGRAM", 1, SCOLS_FL_TRUNC, "program name"},
 	{"STATE", 1, 0, "live, exited N or killed"},
 	{"ALLOCATOR", 1, 0, "glibc, jemalloc, mimalloc, tcmalloc"},
-	{"ALLOCATED_BYTES", 1, SCOLS_FL_RIGHT,
-	 "bytes the allocator has handed out"},
+	TABLE_NUMBER("ALLOCATED_BYTES", "bytes the allocator has handed out"),
 	{"RECORD", 0.3, SCOLS_FL_TRUNC, "the process's record file"},
 };
 
@@ -65,15 +64,15 @@ enum {
 };
 
 static const struct table_col arena_cols[] = {
-	{"ARENA", 1, SCOLS_FL_RIGHT, "arena index"},
-	{"SYSTEM_BYTES", 1, SCOLS_FL_RIGHT, "glibc: bytes from the system"},
-	{"FAST_BYTES", 1, SCOLS_FL_RIGHT, "glibc: free bytes in fastbins"},
-	{"REST_BYTES", 1, SCOLS_FL_RIGHT, "glibc: other free bytes"},
-	{"FREE_CHUNKS", 1, SCOLS_FL_RIGHT, "glibc: free chunks"},
-	{"THREADS", 1, SCOLS_FL_RIGHT, "jemalloc: threads on the arena"},
-	{"ACTIVE_BYTES", 1, SCOLS_FL_RIGHT, "jemalloc: active pages' bytes"},
-	{"DIRTY_BYTES", 1, SCOLS_FL_RIGHT, "jemalloc: dirty pages' bytes"},
-	{"MUZZY_BYTES", 1, SCOLS_FL_RIGHT, "jemalloc: muzzy pages' bytes"},
+	TABLE_NUMBER("ARENA", "arena index"),
+	TABLE_NUMBER("SYSTEM_BYTES", "glibc: bytes from the system"),
+	TABLE_NUMBER("FAST_BYTES", "glibc: free bytes in fastbins"),
+	TABLE_NUMBER("REST_BYTES", "glibc: other free bytes"),
+	TABLE_NUMBER("FREE_CHUNKS", "glibc: free chunks"),
+	TABLE_NUMBER("THREADS", "jemalloc: threads on the arena"),
+	TABLE_NUMBER("ACTIVE_BYTES", "jemalloc: active pages' bytes"),
+	TABLE_NUMBER("DIRTY_BYTES", "jemalloc: dirty pages' bytes"),
+	TABLE_NUMBER("MUZZY_BYTES", "jemalloc: muzzy pages' bytes"),
 };
 
 static const struct table_spec glibc_spec = {

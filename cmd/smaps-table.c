@@ -49,40 +49,37 @@ enum {
 	COL_FIELD,
 };
 
-#define SZ(name, help)                                                         \
-	{                                                                      \
-		name, 1, SCOLS_FL_RIGHT, help                                  \
-	}
 static const struct table_col proc_cols[] = {
-	{"PID", 1, SCOLS_FL_RIGHT, "process ID"},
-	SZ("USS", "memory only this process maps (Private_Clean + _Dirty)"),
+	TABLE_NUMBER("PID", "process ID"),
+	TABLE_NUMBER("USS",
+		     "memory only this process maps (Private_Clean + _Dirty)"),
 	{"COMMAND", 0.3, SCOLS_FL_TRUNC, "command line (or name)"},
 	{"NAME", 1, SCOLS_FL_TRUNC, "command name (comm)"},
 	{"SOURCE", 1, 0, "smaps_rollup, or smaps summed on old kernels"},
-	SZ("HWM", "peak resident set size (VmHWM)"),
+	TABLE_NUMBER("HWM", "peak resident set size (VmHWM)"),
 	/* smaps_rollup's fields, in procfs.h's order */
-	SZ("RSS", "resident set size (Rss)"),
-	SZ("PSS", "proportional set size (Pss)"),
-	SZ("PSS-DIRTY", "Pss_Dirty"),
-	SZ("PSS-ANON", "Pss_Anon"),
-	SZ("PSS-FILE", "Pss_File"),
-	SZ("PSS-SHMEM", "Pss_Shmem"),
-	SZ("SHARED-CLEAN", "Shared_Clean"),
-	SZ("SHARED-DIRTY", "Shared_Dirty"),
-	SZ("PRIVATE-CLEAN", "Private_Clean"),
-	SZ("PRIVATE-DIRTY", "Private_Dirty"),
-	SZ("REFERENCED", "Referenced"),
-	SZ("ANON", "Anonymous"),
-	SZ("KSM", "KSM"),
-	SZ("LAZYFREE", "LazyFree"),
-	SZ("ANON-HUGE", "AnonHugePages"),
-	SZ("SHMEM-PMD", "ShmemPmdMapped"),
-	SZ("FILE-PMD", "FilePmdMapped"),
-	SZ("SHARED-HUGETLB", "Shared_Hugetlb"),
-	SZ("PRIVATE-HUGETLB", "Private_Hugetlb"),
-	SZ("SWAP", "swapped out (Swap)"),
-	SZ("SWAP-PSS", "SwapPss"),
-	SZ("LOCKED", "Locked"),
+	TABLE_NUMBER("RSS", "resident set size (Rss)"),
+	TABLE_NUMBER("PSS", "proportional set size (Pss)"),
+	TABLE_NUMBER("PSS-DIRTY", "Pss_Dirty"),
+	TABLE_NUMBER("PSS-ANON", "Pss_Anon"),
+	TABLE_NUMBER("PSS-FILE", "Pss_File"),
+	TABLE_NUMBER("PSS-SHMEM", "Pss_Shmem"),
+	TABLE_NUMBER("SHARED-CLEAN", "Shared_Clean"),
+	TABLE_NUMBER("SHARED-DIRTY", "Shared_Dirty"),
+	TABLE_NUMBER("PRIVATE-CLEAN", "Private_Clean"),
+	TABLE_NUMBER("PRIVATE-DIRTY", "Private_Dirty"),
+	TABLE_NUMBER("REFERENCED", "Referenced"),
+	TABLE_NUMBER("ANON", "Anonymous"),
+	TABLE_NUMBER("KSM", "KSM"),
+	TABLE_NUMBER("LAZYFREE", "LazyFree"),
+	TABLE_NUMBER("ANON-HUGE", "AnonHugePages"),
+	TABLE_NUMBER("SHMEM-PMD", "ShmemPmdMapped"),
+	TABLE_NUMBER("FILE-PMD", "FilePmdMapped"),
+	TABLE_NUMBER("SHARED-HUGETLB", "Shared_Hugetlb"),
+	TABLE_NUMBER("PRIVATE-HUGETLB", "Private_Hugetlb"),
+	TABLE_NUMBER("SWAP", "swapped out (Swap)"),
+	TABLE_NUMBER("SWAP-PSS", "SwapPss"),
+	TABLE_NUMBER("LOCKED", "Locked"),
 };
 _Static_assert(ARRAY_SIZE(proc_cols) == COL_FIELD + PROCFS_NFIELDS,
 	       "a column for every smaps field");
@@ -112,18 +109,18 @@ enum {
 };
 
 static const struct table_col map_cols[] = {
-	{"PID", 1, SCOLS_FL_RIGHT, "process ID"},
+	TABLE_NUMBER("PID", "process ID"),
 	{"KIND", 1, 0, "heap, stack, anon, shmem, file or special"},
-	{"MAPS", 1, SCOLS_FL_RIGHT, "number of mappings (1 with --top)"},
+	TABLE_NUMBER("MAPS", "number of mappings (1 with --top)"),
 	{"ADDRESS", 1, 0, "start-end (with --top)"},
 	{"PERMS", 1, 0, "permissions (with --top)"},
-	{"OFFSET", 1, SCOLS_FL_RIGHT, "offset in the file (with --top)"},
-	SZ("SIZE", "virtual size"),
-	SZ("RSS", "resident set size"),
-	SZ("PSS", "proportional set size"),
-	SZ("USS", "Private_Clean + Private_Dirty"),
-	SZ("SWAP", "swapped out"),
-	SZ("ANON", "Anonymous"),
+	TABLE_NUMBER("OFFSET", "offset in the file (with --top)"),
+	TABLE_NUMBER("SIZE", "virtual size"),
+	TABLE_NUMBER("RSS", "resident set size"),
+	TABLE_NUMBER("PSS", "proportional set size"),
+	TABLE_NUMBER("USS", "Private_Clean + Private_Dirty"),
+	TABLE_NUMBER("SWAP", "swapped out"),
+	TABLE_NUMBER("ANON", "Anonymous"),
 	{"PATH", 0.3, SCOLS_FL_TRUNC, "file, or [heap], [stack]..."},
 };
 
@@ -250,9 +247,9 @@ static int print_rollup(FILE *fp, const struct table_opts *to,
 			const struct proc *p)
 {
 	static const struct table_col cols[] = {
-		{"F1", 1, 0, ""}, {"V1", 1, SCOLS_FL_RIGHT, ""},
-		{"F2", 1, 0, ""}, {"V2", 1, SCOLS_FL_RIGHT, ""},
-		{"F3", 1, 0, ""}, {"V3", 1, SCOLS_FL_RIGHT, ""},
+		{"F1", 1, 0, ""}, TABLE_NUMBER("V1", ""),
+		{"F2", 1, 0, ""}, TABLE_NUMBER("V2", ""),
+		{"F3", 1, 0, ""}, TABLE_NUMBER("V3", ""),
 	};
 	static const struct table_spec spec = {cols, ARRAY_SIZE(cols),
 					       "F1,V1,F2,V2,F3,V3"};

@@ -503,15 +503,15 @@ enum {
 /* pprof's names (its name column has no title: ours has, a line ending
  * in an empty title would end in spaces). */
 static const struct table_col top_cols[] = {
-	{"flat", 1, SCOLS_FL_RIGHT, "the function's own value"},
-	{"flat%", 1, SCOLS_FL_RIGHT, "flat, percent of the total"},
-	{"sum%", 1, SCOLS_FL_RIGHT, "flat% of this row and those above"},
-	{"cum", 1, SCOLS_FL_RIGHT, "with what it calls"},
-	{"cum%", 1, SCOLS_FL_RIGHT, "cum, percent of the total"},
-	{"flat95", 1, SCOLS_FL_RIGHT,
-	 "flat's 95 % interval, +- (palloc-diff: flat<z>sd)"},
-	{"cum95", 1, SCOLS_FL_RIGHT,
-	 "cum's 95 % interval, +- (palloc-diff: cum<z>sd)"},
+	TABLE_NUMBER("flat", "the function's own value"),
+	TABLE_NUMBER("flat%", "flat, percent of the total"),
+	TABLE_NUMBER("sum%", "flat% of this row and those above"),
+	TABLE_NUMBER("cum", "with what it calls"),
+	TABLE_NUMBER("cum%", "cum, percent of the total"),
+	TABLE_NUMBER("flat95",
+		     "flat's 95 % interval, +- (palloc-diff: flat<z>sd)"),
+	TABLE_NUMBER("cum95",
+		     "cum's 95 % interval, +- (palloc-diff: cum<z>sd)"),
 	{"mark", 1, 0, "palloc-diff: ~ within the sampling noise, ? unknown"},
 	{"name", 0.5, SCOLS_FL_TRUNC, "the function"},
 };

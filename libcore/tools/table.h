@@ -28,6 +28,13 @@ struct table_col {
 	const char *help; /* one line for --help */
 };
 
+/* A column of numbers: right-aligned, as wide as its data (the user of
+ * the macro includes libsmartcols.h). */
+#define TABLE_NUMBER(name, help)                                               \
+	{                                                                      \
+		(name), 1, SCOLS_FL_RIGHT, (help)                              \
+	}
+
 /* The columns of one kind of table and the default selection. */
 struct table_spec {
 	const struct table_col *cols;
