@@ -334,22 +334,14 @@ static int add_sample(struct build *b, size_t i, const struct wsum *extra)
 	char thread[RECORD_THREAD_NAME];
 	struct pprof_label labels[7];
 	size_t n_labels = 0;
-	double w[6], var[6];
+	double w[6] = {s->alloc_objects, s->alloc_bytes,  s->inuse_objects,
+		       s->inuse_bytes,	 s->peak_objects, s->peak_bytes};
+	double var[6] = {s->alloc_var_objects, s->alloc_var_bytes,
+			 s->inuse_var_objects, s->inuse_var_bytes,
+			 s->peak_var_objects,  s->peak_var_bytes};
 	int64_t v[6];
 	bool any = false;
 
-	w[0] = s->alloc_objects;
-	w[1] = s->alloc_bytes;
-	w[2] = s->inuse_objects;
-	w[3] = s->inuse_bytes;
-	w[4] = at_peak ? w[2] : s->peak_objects;
-	w[5] = at_peak ? w[3] : s->peak_bytes;
-	var[0] = s->alloc_var_objects;
-	var[1] = s->alloc_var_bytes;
-	var[2] = s->inuse_var_objects;
-	var[3] = s->inuse_var_bytes;
-	var[4] = at_peak ? var[2] : s->peak_var_objects;
-	var[5] = at_peak ? var[3] : s->peak_var_bytes;
 	if (bs) {
 		/* a later attach: what the earlier ones saw left out */
 		const double bw[4] = {bs->alloc_objects, bs->alloc_bytes,
@@ -362,6 +354,10 @@ static int add_sample(struct build *b, size_t i, const struct wsum *extra)
 			w[k] -= bw[k];
 			var[k] = var[k] > bv[k] ? var[k] - bv[k] : 0;
 		}
+	}
+	if (at_peak || bs) {
+		/* at the peak, and after a later attach (its window has no
+		 * peak of its own), the peak pair is the inuse pair */
 		w[4] = w[2];
 		w[5] = w[3];
 		var[4] = var[2];
