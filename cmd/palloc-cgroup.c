@@ -358,18 +358,10 @@ int main(int argc, char **argv)
 
 	msg_init(argv[0]);
 	cli_data_init(&o.d);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:" CLI_DATA_SHORTOPTS "hV",
-				longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
+	while ((c = cli_data_getopt(&o.d, argc, argv, "p:", longopts, usage)) !=
+	       -1)
+		if (c == 'p')
 			o.pid = cli_pid(optarg);
-			break;
-		default:
-			if (!cli_data_opt(&o.d, c, optarg))
-				cli_default_option(c, argv, longopts, usage);
-		}
-	}
 	cli_pid_or_dir(argc, argv, &o.pid, &o.dir);
 	cli_data_check(&o.d);
 	cli_table_check(&o.d.table, &spec);

@@ -379,9 +379,8 @@ int main(int argc, char **argv)
 
 	msg_init(argv[0]);
 	cli_data_init(&o.d);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:Ct::" CLI_DATA_SHORTOPTS "hV",
-				longopts, NULL)) != -1) {
+	while ((c = cli_data_getopt(&o.d, argc, argv, "p:Ct::", longopts,
+				    usage)) != -1) {
 		switch (c) {
 		case 'p':
 			o.pid = cli_pid(optarg);
@@ -400,9 +399,6 @@ int main(int argc, char **argv)
 		case OPT_TIMEOUT:
 			o.e.timeout_ms = cli_parse_timeout(optarg);
 			break;
-		default:
-			if (!cli_data_opt(&o.d, c, optarg))
-				cli_default_option(c, argv, longopts, usage);
 		}
 	}
 	if (cli_pid_or_dir(argc, argv, &o.pid, &o.dir))

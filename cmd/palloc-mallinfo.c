@@ -417,9 +417,8 @@ int main(int argc, char **argv)
 	msg_init(argv[0]);
 	cli_data_init(&o.d);
 	signal(SIGPIPE, SIG_IGN);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:" CLI_DATA_SHORTOPTS "hV",
-				longopts, NULL)) != -1) {
+	while ((c = cli_data_getopt(&o.d, argc, argv, "p:", longopts, usage)) !=
+	       -1) {
 		switch (c) {
 		case 'p':
 			pid_arg = optarg;
@@ -427,9 +426,6 @@ int main(int argc, char **argv)
 		case OPT_TIMEOUT:
 			o.timeout_ms = cli_parse_timeout(optarg);
 			break;
-		default:
-			if (!cli_data_opt(&o.d, c, optarg))
-				cli_default_option(c, argv, longopts, usage);
 		}
 	}
 	pid_arg = cli_pid_operand(argc, argv, pid_arg);

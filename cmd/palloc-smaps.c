@@ -401,9 +401,8 @@ int main(int argc, char **argv)
 		msg_error("out of memory");
 		return PALLOC_EXIT_TROUBLE;
 	}
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:mt::" CLI_DATA_SHORTOPTS "hV",
-				longopts, NULL)) != -1) {
+	while ((c = cli_data_getopt(&o.d, argc, argv, "p:mt::", longopts,
+				    usage)) != -1) {
 		switch (c) {
 		case 'p':
 			pids[npids++] = cli_pid(optarg);
@@ -415,9 +414,6 @@ int main(int argc, char **argv)
 			cli_top(argc, argv, optarg, true, UINT64_MAX, &o.top);
 			o.have_top = true;
 			break;
-		default:
-			if (!cli_data_opt(&o.d, c, optarg))
-				cli_default_option(c, argv, longopts, usage);
 		}
 	}
 	for (; optind < argc; optind++)

@@ -129,6 +129,26 @@ bool cli_data_opt(struct cli_data *d, int c, const char *arg)
 	}
 }
 
+int cli_data_getopt(struct cli_data *d, int argc, char **argv, const char *own,
+		    const struct option *longopts, void (*usage)(void))
+{
+	char shortopts[64];
+	int c;
+
+	/* ':' first and opterr 0: the errors are cli_default_option's */
+	snprintf(shortopts, sizeof(shortopts), ":%s" CLI_DATA_SHORTOPTS "hV",
+		 own);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (cli_data_opt(d, c, optarg))
+			continue;
+		if (c == 'h' || c == 'V' || c == '?' || c == ':')
+			cli_default_option(c, argv, longopts, usage);
+		return c;
+	}
+	return -1;
+}
+
 bool cli_table_opt(struct table_opts *t, int val, int c, const char *arg)
 {
 	if (c == val)

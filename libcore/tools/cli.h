@@ -23,8 +23,9 @@
  * palloc-mallinfo, palloc-explain): -j/--json, --prom, -w/--watch,
  * -c/--count, --sysroot, --output-file, and the table's -o/--output
  * COLUMNS, -n/--noheadings, -r/--raw, -b/--bytes (table.h). Put
- * CLI_DATA_LONGOPTS in the getopt_long table and CLI_DATA_SHORTOPTS in the
- * short ones, hand each option to cli_data_opt(), then call cli_data_check().
+ * CLI_DATA_LONGOPTS in the getopt_long table, read the options with
+ * cli_data_getopt() (or hand each to cli_data_opt(), with
+ * CLI_DATA_SHORTOPTS among the short ones), then call cli_data_check().
  * A command's own long-only options are numbered from CLI_OPT_NEXT, in
  * every command.
  */
@@ -88,6 +89,18 @@ void cli_data_init(struct cli_data *d);
  * ones; exits with a usage error on a bad value. Returns true when C was
  * a shared option. */
 bool cli_data_opt(struct cli_data *d, int c, const char *arg);
+
+/*
+ * getopt_long(3) for a data command, the shared options taken in: OWN is
+ * the command's own short options (getopt's syntax, no leading ':'),
+ * LONGOPTS its whole table (CLI_DATA_LONGOPTS, CLI_END_LONGOPTS). Takes
+ * each shared option into D (cli_data_opt), answers -h/--help (USAGE),
+ * -V/--version and every unknown option or missing argument
+ * (cli_default_option: these exit), and returns the next of the
+ * command's own options, optarg its argument, or -1 at the end.
+ */
+int cli_data_getopt(struct cli_data *d, int argc, char **argv, const char *own,
+		    const struct option *longopts, void (*usage)(void));
 
 /* The rules between them (--json xor --prom; --watch prints NDJSON to
  * stdout only; --count needs --watch; the table's options only for the
