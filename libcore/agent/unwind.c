@@ -43,31 +43,23 @@ struct unwind_stack {
 static __thread struct unwind_stack unwind_stack_tls
 	__attribute__((tls_model("initial-exec")));
 
+/* The modes' names, as PALLOC_UNWIND and palloc-run --unwind take them. */
+static const char *const mode_names[] = {
+	[UNWIND_FP] = "fp", [UNWIND_DWARF] = "dwarf", [UNWIND_AUTO] = "auto"};
+
 int unwind_parse_mode(const char *s, enum unwind_mode *out)
 {
-	if (!strcmp(s, "fp"))
-		*out = UNWIND_FP;
-	else if (!strcmp(s, "dwarf"))
-		*out = UNWIND_DWARF;
-	else if (!strcmp(s, "auto"))
-		*out = UNWIND_AUTO;
-	else
-		return msg_set(
-			"unknown unwinder '%s': expected fp, dwarf or auto", s);
-	return 0;
+	for (size_t m = 0; m < ARRAY_SIZE(mode_names); m++)
+		if (!strcmp(s, mode_names[m])) {
+			*out = (enum unwind_mode)m;
+			return 0;
+		}
+	return msg_set("unknown unwinder '%s': expected fp, dwarf or auto", s);
 }
 
 const char *unwind_mode_name(enum unwind_mode m)
 {
-	switch (m) {
-	case UNWIND_FP:
-		return "fp";
-	case UNWIND_DWARF:
-		return "dwarf";
-	case UNWIND_AUTO:
-		return "auto";
-	}
-	return "unknown";
+	return (size_t)m < ARRAY_SIZE(mode_names) ? mode_names[m] : "unknown";
 }
 
 /*
