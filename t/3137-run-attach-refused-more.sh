@@ -4,12 +4,15 @@
 # process untouched (not traced, no agent mapped, still answering):
 # - a process under a seccomp filter (one that refuses ptrace(2) in it):
 #   the calls the attach makes there could be refused or kill it;
+# - a program with its own malloc (an allocator linked in and exported):
+#   the agent would not see its allocations;
+# - a Go program: its memory does not come from malloc;
 # (a process in another mount namespace: t/3139)
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 . "$top_srcdir/t/lib-attach.sh"
 need attach-target
 
-plan 5
+plan 15
 
 # untouched PID: not traced, no agent mapped, answering "alloc 1 10"
 untouched() {
@@ -76,6 +79,84 @@ CEOF
 	refused seccomp "it runs under seccomp (Seccomp: 2 in /proc/$tp/status), which may refuse or kill on the calls the attach makes"
 else
 	for i in 1 2 3 4 5; do skip "no C compiler (cc)"; done
+fi
+
+# ---- its own malloc: a bump allocator, exported (the C library calls
+# it), and attach-target's protocol answered without allocating ----
+if command -v cc >/dev/null 2>&1; then
+	cat >own.c <<'CEOF'
+#include <stddef.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static char heap[1 << 20] __attribute__((aligned(16)));
+static size_t used;
+void *malloc(size_t n)
+{
+	void *p = heap + used;
+
+	used += (n + 15) & ~(size_t)15;
+	return used <= sizeof(heap) ? p : NULL;
+}
+void free(void *p) { (void)p; }
+void *calloc(size_t a, size_t b) { return malloc(a * b); }
+void *realloc(void *p, size_t n) { (void)p; return malloc(n); }
+int main(void)
+{
+	char buf[64];
+	unsigned long n, size;
+	ssize_t r;
+
+	printf("ready\n");
+	fflush(stdout);
+	while ((r = read(0, buf, sizeof(buf) - 1)) > 0) {
+		buf[r] = '\0';
+		if (sscanf(buf, "alloc %lu %lu", &n, &size) != 2)
+			break;
+		printf("allocated %lu\n", n);
+		fflush(stdout);
+	}
+	return 0;
+}
+CEOF
+	cc -O1 -o own own.c || { echo "Bail out! cc failed"; exit 1; }
+	start_target ./own
+	refused "own malloc" "it has its own malloc (an allocator linked into the program): its allocations would not be seen"
+else
+	for i in 1 2 3 4 5; do skip "no C compiler (cc)"; done
+fi
+
+# ---- a Go program (static, the standard library only, built offline) ----
+mkdir gobuild
+cat >gobuild/main.go <<'GO'
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+)
+
+func main() {
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var n, size uint64
+		if _, err := fmt.Sscanf(in.Text(), "alloc %d %d", &n, &size); err != nil {
+			return
+		}
+		fmt.Printf("allocated %d\n", n)
+	}
+}
+GO
+if (cd gobuild && HOME=$T GOCACHE=$T/gocache GOPATH=$T/gopath GOFLAGS= \
+	GO111MODULE=off GOPROXY=off CGO_ENABLED=0 \
+	go build -o ../goprog main.go) >gobuild.log 2>&1; then
+	start_target ./goprog
+	refused "Go program" "it is a Go program: its memory does not come from malloc"
+else
+	sed 's/^/# /' gobuild.log
+	for i in 1 2 3 4 5; do skip "cannot build a Go program offline"; done
 fi
 
 done_testing

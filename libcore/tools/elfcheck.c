@@ -335,9 +335,36 @@ int elfcheck_program(const char *path, struct elfcheck_result *r)
 }
 
 /*
- * Does the ELF file elf define a function named name in table type
- * (SHT_SYMTAB or SHT_DYNSYM)? False when it cannot tell (no such table:
- * a stripped program has no .symtab).
+ * libelf's view of the regular file at path, its descriptor in *fd (both
+ * for elf_close); NULL when there is none. O_NONBLOCK and the S_ISREG
+ * check: a FIFO or device planted at path neither blocks nor is read.
+ */
+static Elf *elf_open(const char *path, int *fd)
+{
+	struct stat st;
+	Elf *elf = NULL;
+
+	*fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    elf_version(EV_CURRENT) != EV_NONE)
+		elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		close(*fd);
+	return elf;
+}
+
+static void elf_close(Elf *elf, int fd)
+{
+	elf_end(elf);
+	close(fd);
+}
+
+/*
+ * Does the ELF file elf define a function (or ifunc) named name in table
+ * type (SHT_SYMTAB or SHT_DYNSYM)? False when it cannot tell (no such
+ * table: a stripped program has no .symtab).
  */
 static bool elf_defines(Elf *elf, Elf64_Word type, const char *name)
 {
@@ -357,7 +384,8 @@ static bool elf_defines(Elf *elf, Elf64_Word type, const char *name)
 
 			if (!gelf_getsym(d, (int)i, &sym) ||
 			    sym.st_shndx == SHN_UNDEF ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+			    (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+			     GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
 				continue;
 			s = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (s && strcmp(s, name) == 0)
@@ -375,17 +403,55 @@ static bool elf_defines(Elf *elf, Elf64_Word type, const char *name)
  */
 bool elfcheck_hidden_malloc(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd;
+	Elf *elf = elf_open(path, &fd);
 	bool hidden;
-	Elf *elf;
 
-	if (fd < 0)
+	if (!elf)
 		return false;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	hidden = elf && elf_defines(elf, SHT_SYMTAB, "malloc") &&
+	hidden = elf_defines(elf, SHT_SYMTAB, "malloc") &&
 		 !elf_defines(elf, SHT_DYNSYM, "malloc");
-	elf_end(elf);
-	close(fd);
+	elf_close(elf, fd);
 	return hidden;
+}
+
+bool elfcheck_exports(const char *path, const char *name)
+{
+	int fd;
+	Elf *elf = elf_open(path, &fd);
+	bool found;
+
+	if (!elf)
+		return false;
+	found = elf_defines(elf, SHT_DYNSYM, name);
+	elf_close(elf, fd);
+	return found;
+}
+
+bool elfcheck_is_go(const char *path)
+{
+	static const char *const go_sections[] = {".go.buildinfo", ".gopclntab",
+						  ".note.go.buildid"};
+	int fd;
+	Elf *elf = elf_open(path, &fd);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	bool go = false;
+
+	if (!elf)
+		return false;
+	if (elf_getshdrstrndx(elf, &shstrndx) == 0)
+		while (!go && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *n;
+
+			if (!gelf_getshdr(scn, &sh))
+				continue;
+			n = elf_strptr(elf, shstrndx, sh.sh_name);
+			for (size_t k = 0; n && k < ARRAY_SIZE(go_sections);
+			     k++)
+				go = go || strcmp(n, go_sections[k]) == 0;
+		}
+	elf_close(elf, fd);
+	return go;
 }

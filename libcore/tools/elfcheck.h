@@ -73,4 +73,20 @@ const char *elfcheck_reason(enum elfcheck_verdict v);
  */
 bool elfcheck_hidden_malloc(const char *path);
 
+/*
+ * Is the regular file at path a Go program: has it a section the Go
+ * linker writes (.go.buildinfo, .gopclntab or .note.go.buildid)? False
+ * when it cannot tell (not a regular ELF file, unreadable). Never blocks
+ * on a FIFO or device; no message recorded. Thread-safe.
+ */
+bool elfcheck_is_go(const char *path);
+
+/*
+ * Does the regular ELF file at path export a function named name (a
+ * defined entry of its dynamic symbol table: an allocator such as
+ * jemalloc, tcmalloc or mimalloc exports malloc)? False when it cannot
+ * tell. Never blocks; no message recorded. Thread-safe.
+ */
+bool elfcheck_exports(const char *path, const char *name);
+
 #endif /* PALLOC_ELFCHECK_H */

@@ -4,6 +4,7 @@
 #include "inject.h"
 #include "inject_int.h"
 #include "clock.h"
+#include "elfcheck.h"
 #include "msg.h"
 
 #include <dirent.h>
@@ -315,78 +316,6 @@ out:
 	return rc;
 }
 
-/* Is the executable a Go program (its sections say so)? */
-static bool is_go(const char *file)
-{
-	Elf *e;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	bool go = false;
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (e && elf_getshdrstrndx(e, &shstrndx) == 0) {
-		while (!go && (scn = elf_nextscn(e, scn))) {
-			GElf_Shdr sh;
-			const char *name;
-
-			if (!gelf_getshdr(scn, &sh))
-				continue;
-			name = elf_strptr(e, shstrndx, sh.sh_name);
-			go = name && (strcmp(name, ".go.buildinfo") == 0 ||
-				      strcmp(name, ".gopclntab") == 0);
-		}
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
-	return go;
-}
-
-/* Does the ELF file define malloc in its dynamic symbols (an allocator:
- * jemalloc, tcmalloc, mimalloc, or one linked into the program)? */
-static bool defines_malloc(const char *file)
-{
-	Elf *e;
-	Elf_Scn *scn = NULL;
-	bool found = false;
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	while (e && !found && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
-		    !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &sym) ||
-			    sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (name && strcmp(name, "malloc") == 0) {
-				found = true;
-				break;
-			}
-		}
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
-	return found;
-}
-
 /* ---- the checks ---- */
 
 int inject_check(pid_t pid, const char *agent, struct inject_target *t)
@@ -511,7 +440,7 @@ int inject_check(pid_t pid, const char *agent, struct inject_target *t)
 			snprintf(last, sizeof(last), "%s", file);
 			snprintf(path, sizeof(path), "/proc/%d/root%s",
 				 (int)pid, file);
-			unsafe = defines_malloc(path);
+			unsafe = elfcheck_exports(path, "malloc");
 			if (unsafe && strcmp(file, exe) == 0) {
 				fclose(f);
 				return msg_set("it has its own malloc (an "
@@ -527,13 +456,13 @@ int inject_check(pid_t pid, const char *agent, struct inject_target *t)
 	fclose(f);
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	if (!libc[0]) {
-		if (is_go(path))
+		if (elfcheck_is_go(path))
 			return msg_set("it is a Go program: its memory does "
 				       "not come from malloc");
 		return msg_set("it does not use the shared C library "
 			       "libc.so.6 (a static program)");
 	}
-	if (is_go(path))
+	if (elfcheck_is_go(path))
 		return msg_set("it is a Go program: its memory does not come "
 			       "from malloc");
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, libc);

@@ -3,6 +3,7 @@
 #include "common.h"
 #include "cgroup.h"
 #include "clock.h"
+#include "elfcheck.h"
 #include "msg.h"
 #include "pattern.h"
 #include "pprof_comments.h"
@@ -14,8 +15,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -192,43 +191,6 @@ static int64_t header_peak(const struct record_header *h)
 	return h->max_inuse_bytes > 0 ? (int64_t)(h->max_inuse_bytes + 0.5) : 0;
 }
 
-/* Is the regular file at path a Go program (a Go build id or build info
- * section)? The agent knew (unseen.c); a reader after the process's end
- * asks its executable. */
-static bool file_is_go(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	Elf_Scn *scn = NULL;
-	struct stat st;
-	size_t shstrndx;
-	bool go = false;
-	Elf *e;
-
-	if (fd < 0)
-		return false;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    elf_version(EV_CURRENT) == EV_NONE) {
-		close(fd);
-		return false;
-	}
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (e && elf_getshdrstrndx(e, &shstrndx) == 0) {
-		while (!go && (scn = elf_nextscn(e, scn))) {
-			GElf_Shdr sh;
-			const char *n;
-
-			if (!gelf_getshdr(scn, &sh))
-				continue;
-			n = elf_strptr(e, shstrndx, sh.sh_name);
-			go = n && (strcmp(n, ".note.go.buildid") == 0 ||
-				   strcmp(n, ".go.buildinfo") == 0);
-		}
-	}
-	elf_end(e);
-	close(fd);
-	return go;
-}
-
 /*
  * Who owns the memory malloc did not give, for the exit profile of a
  * process that is gone (record_profile_opts.unseen_owner): from the
@@ -247,7 +209,7 @@ static void dead_owner(const struct record_view *v, const char **owner,
 	*hint = NULL;
 	snprintf(exe, sizeof(exe), "%.*s", (int)strnlen(v->h->exe, sizeof(exe)),
 		 v->h->exe);
-	if (v->n_modules && file_is_go(v->modules[0]->path)) {
+	if (v->n_modules && elfcheck_is_go(v->modules[0]->path)) {
 		*owner = "the Go runtime";
 		*hint = "Go's heap is not malloc's; use runtime/pprof's heap "
 			"profile";
@@ -653,7 +615,7 @@ static bool record_is_go(const char *path)
 	if (fd < 0)
 		return false;
 	if (record_load(fd, &im, &v) == 0) {
-		go = v.n_modules && file_is_go(v.modules[0]->path);
+		go = v.n_modules && elfcheck_is_go(v.modules[0]->path);
 		record_loaded_free(&im, &v);
 	}
 	close(fd);
