@@ -32,21 +32,8 @@ int main(void)
 }
 CEOF
 cat >own.c <<'CEOF'
-#include <stddef.h>
 #include <stdio.h>
-/* An allocator linked into the program: a bump allocator. */
-static char heap[1 << 20] __attribute__((aligned(16)));
-static size_t used;
-void *malloc(size_t n)
-{
-	void *p = heap + used;
-
-	used += (n + 15) & ~(size_t)15;
-	return p;
-}
-void free(void *p) { (void)p; }
-void *calloc(size_t a, size_t b) { return malloc(a * b); }
-void *realloc(void *p, size_t n) { (void)p; return malloc(n); }
+#include "own-malloc.h"
 int main(void)
 {
 	printf("%d\n", malloc(777) != NULL);
@@ -54,7 +41,7 @@ int main(void)
 }
 CEOF
 cc -O0 -fno-pie -no-pie -o nopie nopie.c && cc -O0 -o pie nopie.c &&
-	cc -O0 -o own own.c || { echo "Bail out! cc failed"; exit 1; }
+	cc -O0 -I"$top_srcdir/t/helper" -o own own.c || { echo "Bail out! cc failed"; exit 1; }
 
 # The premise: nopie's malloc is an undefined symbol with a value.
 readelf -W --dyn-syms nopie >nopie.syms

@@ -81,26 +81,13 @@ else
 	for i in 1 2 3 4 5; do skip "no C compiler (cc)"; done
 fi
 
-# ---- its own malloc: a bump allocator, exported (the C library calls
-# it), and attach-target's protocol answered without allocating ----
+# ---- its own malloc (t/helper/own-malloc.h), and attach-target's
+# protocol answered without allocating ----
 if command -v cc >/dev/null 2>&1; then
 	cat >own.c <<'CEOF'
-#include <stddef.h>
 #include <stdio.h>
 #include <unistd.h>
-
-static char heap[1 << 20] __attribute__((aligned(16)));
-static size_t used;
-void *malloc(size_t n)
-{
-	void *p = heap + used;
-
-	used += (n + 15) & ~(size_t)15;
-	return used <= sizeof(heap) ? p : NULL;
-}
-void free(void *p) { (void)p; }
-void *calloc(size_t a, size_t b) { return malloc(a * b); }
-void *realloc(void *p, size_t n) { (void)p; return malloc(n); }
+#include "own-malloc.h"
 int main(void)
 {
 	char buf[64];
@@ -119,7 +106,7 @@ int main(void)
 	return 0;
 }
 CEOF
-	cc -O1 -o own own.c || { echo "Bail out! cc failed"; exit 1; }
+	cc -O1 -I"$top_srcdir/t/helper" -o own own.c || { echo "Bail out! cc failed"; exit 1; }
 	start_target ./own
 	refused "own malloc" "it has its own malloc (an allocator linked into the program): its allocations would not be seen"
 else
