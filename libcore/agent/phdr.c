@@ -182,20 +182,28 @@ int phdr_object_path(uintptr_t addr, char *path, size_t cap)
 /* ---- where the loader resolves a symbol ---- */
 
 /* An object's dynamic symbol table, as the loader left it in memory. */
-/* The entries phdr_dynamic reads and where each goes: the first
- * DT_N_ADDRESSES hold addresses. */
-#define AT(field) offsetof(struct phdr_dynamic, field)
-static const ElfW(Sxword) dt_tag[] = {
-	DT_SYMTAB, DT_STRTAB, DT_GNU_HASH, DT_HASH,   DT_VERSYM, DT_JMPREL,
-	DT_RELA,   DT_STRSZ,  DT_PLTRELSZ, DT_PLTREL, DT_RELASZ};
-static const unsigned char dt_at[] = {
-	AT(sym),  AT(str),   AT(gnu_hash), AT(hash),   AT(versym), AT(jmprel),
-	AT(rela), AT(strsz), AT(jmprelsz), AT(pltrel), AT(relasz)};
-#define DT_N_ADDRESSES 7
-_Static_assert(sizeof(dt_tag) / sizeof(*dt_tag) == sizeof(dt_at) &&
-		       sizeof(struct phdr_dynamic) ==
-			       sizeof(dt_at) * sizeof(uintptr_t),
-	       "one entry per field, every field a word");
+/*
+ * The entries phdr_dynamic reads, each at the slot of its tag's low five
+ * bits: distinct for these eleven (two alike would be a -Woverride-init
+ * error), so an entry is looked up in one step, not compared with each.
+ */
+struct dt_read {
+	ElfW(Sxword) tag; /* 0 in an unused slot */
+	unsigned char at; /* offset in struct phdr_dynamic */
+	bool address;	  /* d_ptr, else d_val */
+};
+#define R(tag, field, address)                                                 \
+	[(tag)&31] = {(tag), offsetof(struct phdr_dynamic, field), (address)}
+static const struct dt_read dt_read[32] = {
+	R(DT_SYMTAB, sym, true),	 R(DT_STRTAB, str, true),
+	R(DT_GNU_HASH, gnu_hash, true),	 R(DT_HASH, hash, true),
+	R(DT_VERSYM, versym, true),	 R(DT_JMPREL, jmprel, true),
+	R(DT_RELA, rela, true),		 R(DT_STRSZ, strsz, false),
+	R(DT_PLTRELSZ, jmprelsz, false), R(DT_PLTREL, pltrel, false),
+	R(DT_RELASZ, relasz, false)};
+#undef R
+_Static_assert(sizeof(struct phdr_dynamic) == 11 * sizeof(uintptr_t),
+	       "every field of struct phdr_dynamic a word");
 
 bool phdr_dynamic(const struct dl_phdr_info *info, struct phdr_dynamic *d)
 {
@@ -206,16 +214,17 @@ bool phdr_dynamic(const struct dl_phdr_info *info, struct phdr_dynamic *d)
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
 			dyn = (const ElfW(Dyn) *)(info->dlpi_addr +
 						  info->dlpi_phdr[i].p_vaddr);
-	for (const ElfW(Dyn) *e = dyn; e && e->d_tag != DT_NULL; e++)
-		for (size_t k = 0; k < sizeof(dt_tag) / sizeof(*dt_tag); k++)
-			if (e->d_tag == dt_tag[k]) {
-				uintptr_t v = e->d_un.d_val;
+	for (const ElfW(Dyn) *e = dyn; e && e->d_tag != DT_NULL; e++) {
+		const struct dt_read *r = &dt_read[e->d_tag & 31];
+		uintptr_t v = e->d_un.d_val;
 
-				if (k < DT_N_ADDRESSES && v < info->dlpi_addr)
-					v += info->dlpi_addr;
-				/* every field is a word */
-				memcpy((char *)d + dt_at[k], &v, sizeof(v));
-			}
+		if (r->tag != e->d_tag)
+			continue;
+		if (r->address && v < info->dlpi_addr)
+			v += info->dlpi_addr;
+		/* every field is a word (struct phdr_dynamic) */
+		memcpy((char *)d + r->at, &v, sizeof(v));
+	}
 	return dyn != NULL;
 }
 
