@@ -2,6 +2,7 @@
 /* palloc-run's records: the run's directory, profiles made from records. */
 #include "common.h"
 #include "cgroup.h"
+#include "bgthread.h"
 #include "clock.h"
 #include "elfcheck.h"
 #include "msg.h"
@@ -66,9 +67,7 @@ struct runrec {
 	char token_hex[33];
 	struct collect *col;
 	struct runrec_config cfg;
-	pthread_t th;
-	bool running;
-	int wake[2];
+	struct bgthread watcher;
 	struct watched *w;
 	size_t nw, capw;
 };
@@ -150,7 +149,7 @@ struct runrec *runrec_start(struct collect *col,
 	}
 	r->col = col;
 	r->cfg = *cfg;
-	r->wake[0] = r->wake[1] = -1;
+	bgthread_init(&r->watcher);
 	if (getrandom(r->token, sizeof(r->token), 0) !=
 	    (ssize_t)sizeof(r->token)) {
 		msg_set_errno(errno ? errno : EIO, "cannot get random bytes");
@@ -547,10 +546,7 @@ static void *watch_main(void *arg)
 	long long next = clock_mono_ms() + TICK_MS;
 
 	for (;;) {
-		struct pollfd pf = {.fd = r->wake[0], .events = POLLIN};
-		int rc = poll(&pf, 1, near ? NEAR_TICK_MS : TICK_MS);
-
-		if (rc > 0 || (rc < 0 && errno != EINTR))
+		if (bgthread_sleep(&r->watcher, near ? NEAR_TICK_MS : TICK_MS))
 			break;
 		if (clock_mono_ms() >= next) {
 			next = clock_mono_ms() + TICK_MS;
@@ -570,37 +566,15 @@ static void *watch_main(void *arg)
 
 int runrec_watch(struct runrec *r)
 {
-	sigset_t all, old;
-	int err;
-
 	if (!r->cfg.interval_ns && !r->cfg.peak && !r->cfg.n_dump_at)
 		return 0;
-	if (pipe2(r->wake, O_CLOEXEC) < 0)
-		return msg_set_errno(errno, "cannot watch the records");
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&r->th, NULL, watch_main, r);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
-		close(r->wake[0]);
-		close(r->wake[1]);
-		r->wake[0] = r->wake[1] = -1;
-		return msg_set_errno(err, "cannot watch the records");
-	}
-	r->running = true;
-	return 0;
+	return bgthread_start(&r->watcher, watch_main, r, "watch the records");
 }
 
 void runrec_stop(struct runrec *r)
 {
-	if (!r || !r->running)
-		return;
-	if (write(r->wake[1], "x", 1) == 1)
-		pthread_join(r->th, NULL);
-	close(r->wake[0]);
-	close(r->wake[1]);
-	r->wake[0] = r->wake[1] = -1;
-	r->running = false;
+	if (r)
+		bgthread_stop(&r->watcher);
 }
 
 /* Is the executable of the record at path (its first MODULE) a Go

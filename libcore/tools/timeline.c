@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* palloc-run --timeline: samples and events of the processes, NDJSON. */
 #include "common.h"
+#include "bgthread.h"
 #include "cgroup.h"
 #include "clock.h"
 #include "msg.h"
@@ -73,9 +74,7 @@ struct timeline {
 	uint8_t token[16];
 	bool root_seen;
 	bool started; /* cfg set: the last look is to be made */
-	pthread_t th;
-	bool running;
-	int wake[2];
+	struct bgthread looker;
 	/* Taken to write a line and for what other threads change: ending,
 	 * failed, reaped, oom. */
 	pthread_mutex_t lock;
@@ -150,7 +149,7 @@ struct timeline *timeline_open(const char *path)
 		return NULL;
 	}
 	t->fd = fd;
-	t->wake[0] = t->wake[1] = -1;
+	bgthread_init(&t->looker);
 	pthread_mutex_init(&t->lock, NULL);
 	return t;
 }
@@ -820,11 +819,9 @@ static void *timeline_main(void *arg)
 	long long next = clock_mono_ms();
 
 	for (;;) {
-		struct pollfd pf = {.fd = t->wake[0], .events = POLLIN};
 		long long wait = next - clock_mono_ms();
-		int rc = poll(&pf, 1, wait > 0 ? (int)wait : 0);
 
-		if (rc > 0 || (rc < 0 && errno != EINTR))
+		if (bgthread_sleep(&t->looker, wait > 0 ? (int)wait : 0))
 			break;
 		if (clock_mono_ms() < next)
 			continue;
@@ -853,29 +850,14 @@ static int hex_token(const char *hex, uint8_t out[16])
 
 int timeline_start(struct timeline *t, const struct timeline_config *cfg)
 {
-	sigset_t all, old;
-	int err;
-
 	t->cfg = *cfg;
 	if (t->cfg.period_ns < (uint64_t)TIMELINE_PERIOD_MIN_MS * 1000000)
 		t->cfg.period_ns = (uint64_t)TIMELINE_PERIOD_MIN_MS * 1000000;
 	if (cfg->dir && hex_token(cfg->token, t->token) < 0)
 		return msg_set_errno(EINVAL, "timeline: bad token");
 	t->started = true;
-	if (pipe2(t->wake, O_CLOEXEC) < 0)
-		return msg_set_errno(errno, "cannot start the timeline");
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&t->th, NULL, timeline_main, t);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
-		close(t->wake[0]);
-		close(t->wake[1]);
-		t->wake[0] = t->wake[1] = -1;
-		return msg_set_errno(err, "cannot start the timeline");
-	}
-	t->running = true;
-	return 0;
+	return bgthread_start(&t->looker, timeline_main, t,
+			      "start the timeline");
 }
 
 void timeline_profile(void *ctx, const struct collect_item *it)
@@ -903,14 +885,7 @@ void timeline_profile(void *ctx, const struct collect_item *it)
 /* Stop the thread and look a last time (once). */
 static void stop(struct timeline *t)
 {
-	if (t->running) {
-		if (write(t->wake[1], "x", 1) == 1)
-			pthread_join(t->th, NULL);
-		t->running = false;
-		close(t->wake[0]);
-		close(t->wake[1]);
-		t->wake[0] = t->wake[1] = -1;
-	}
+	bgthread_stop(&t->looker);
 	if (t->started && !t->ending)
 		pass(t, true);
 }
