@@ -52,12 +52,12 @@ for t in "$@"; do
 	procfs_fuzz)
 		build "$t" jansson "" "$here/$t.c" "$here/fuzz_util.c" \
 			"$lc/tools/procfs.c" "$lc/tools/json.c" \
-			"$lc/tools/prom.c" "$lc/tools/msg_cli.c" \
+			"$lc/tools/prom.c" "$lc/tools/msg_cli.c" "$lc/base/grow.c" \
 			"$lc/base/smallfile.c" "$lc/base/num.c" "$lc/base/msg.c" ;;
 	cgroup_fuzz)
 		build "$t" jansson "" "$here/$t.c" "$here/fuzz_util.c" \
 			"$lc/tools/cgroup.c" "$lc/tools/procfs.c" "$lc/tools/json.c" \
-			"$lc/tools/prom.c" "$lc/tools/msg_cli.c" \
+			"$lc/tools/prom.c" "$lc/tools/msg_cli.c" "$lc/base/grow.c" \
 			"$lc/base/smallfile.c" "$lc/base/num.c" "$lc/base/msg.c" ;;
 	mallinfo_xml_fuzz)
 		build "$t" jansson "" "$here/$t.c" \
@@ -74,10 +74,10 @@ for t in "$@"; do
 			"$lc/tools/symcache_index.c" \
 			"$lc/tools/infile.c" "$lc/tools/symcache.c" \
 			"$lc/tools/perfmap.c" "$lc/pprof/pprof_comments.c" \
-			"$lc/base/fmt.c" $pprof "$lc/base/msg.c" ;;
+			"$lc/base/fmt.c" "$lc/base/grow.c" $pprof "$lc/base/msg.c" ;;
 	symcache_fuzz)
 		build "$t" "" "" "$here/$t.c" "$here/fuzz_util.c" \
-			"$lc/tools/symcache.c" "$lc/base/msg.c" ;;
+			"$lc/tools/symcache.c" "$lc/base/grow.c" "$lc/base/msg.c" ;;
 	pattern_fuzz)
 		build "$t" "" "" "$here/$t.c" "$lc/pprof/pattern.c" \
 			"$lc/base/fmt.c" ;;
@@ -104,8 +104,10 @@ for t in "$@"; do
 			$pprof "$lc/base/fmt.c" "$lc/base/msg.c" ;;
 	timeline_fuzz)
 		# shellcheck disable=SC2086
-		build "$t" "jansson libprotobuf-c zlib" -lm "$here/$t.c" \
+		build "$t" "jansson libprotobuf-c zlib smartcols" -lm "$here/$t.c" \
 			"$lc/tools/timeline_read.c" "$lc/tools/htmlreport_model.c" \
+			"$lc/base/grow.c" "$lc/base/idxtab.c" "$lc/base/safefile.c" \
+			"$lc/tools/table.c" \
 			"$lc/tools/htmlreport_page.c" "$here/timeline_assets.c" \
 			"$lc/tools/json.c" "$lc/tools/infile.c" \
 			"$lc/tools/report.c" "$lc/tools/cli.c" "$lc/tools/msg_cli.c" \

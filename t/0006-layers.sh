@@ -77,10 +77,11 @@ rule "agent side: calls no function of the commands' halves in tools/" \
 # the C library's memory stream); pprof_delta.c is in the commands' library
 # only (libcore/pprof/Makemodule.am: LIBCORE_PPROF_CORE); pprof.c's default
 # allocator is the commands' (the agent passes its arena's); msg.c in the
-# commands' half checked above; base/idxtab.c, the commands' hash table, is
-# in the commands' library only (libcore/base/Makemodule.am).
+# commands' half checked above; base/idxtab.c and base/grow.c, the
+# commands' hash table and growing arrays, are in the commands' library
+# only (libcore/base/Makemodule.am).
 rule "agent side: malloc family only in the files that may" \
-	"agent/hooks.c agent/allocstats.c pprof/pprof_delta.c pprof/pprof.c base/msg.c base/idxtab.c" \
+	"agent/hooks.c agent/allocstats.c pprof/pprof_delta.c pprof/pprof.c base/msg.c base/idxtab.c base/grow.c" \
 	"$call(malloc|calloc|realloc|reallocarray|free|strdup|strndup|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|asprintf|vasprintf)[[:space:]]*\\("
 
 # The codec's functions (protobuf-c, zlib) are not the agent's: it encodes

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Profile difference: NEW minus BASE, stacks matched by symbolized frames. */
 #include "diff.h"
+#include "grow.h"
 #include "hash.h"
 #include "idxtab.h"
 
@@ -71,21 +72,8 @@ static uint64_t hash_str(uint64_t h, const char *s)
 
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
-	size_t n = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need) {
-		if (n > SIZE_MAX / 2 / elem)
-			return msg_set_errno(ENOMEM, "diff: too large");
-		n *= 2;
-	}
-	p = realloc(*arr, n * elem);
-	if (!p)
+	if (grow_array(arr, cap, need, elem) < 0)
 		return msg_set_errno(ENOMEM, "diff: out of memory");
-	*arr = p;
-	*cap = n;
 	return 0;
 }
 

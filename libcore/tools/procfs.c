@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* /proc/PID readers for palloc-smaps: residency per process and per mapping. */
 #include "procfs.h"
+#include "grow.h"
 #include "json.h"
 #include "msg.h"
 #include "prom.h"
@@ -460,16 +461,11 @@ static int parse_smaps(const char *path, const char *buf,
 
 		lineno++;
 		if (is_header(line)) {
-			struct procfs_mapping *nm;
 			char *mpath;
 
-			if (out->n == cap) {
-				cap = cap ? cap * 2 : 64;
-				nm = realloc(out->maps, cap * sizeof(*nm));
-				if (!nm)
-					goto oom;
-				out->maps = nm;
-			}
+			if (grow_array(&out->maps, &cap, out->n + 1,
+				       sizeof(*out->maps)) < 0)
+				goto oom;
 			cur = &out->maps[out->n];
 			memset(cur, 0, sizeof(*cur));
 			if (!parse_header(line, cur, &mpath))

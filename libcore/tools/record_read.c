@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Finding and copying records (wire/record.h) from outside the process. */
 #include "common.h"
+#include "grow.h"
 #include "search.h"
 #include "rundir.h"
 #include "msg.h"
@@ -605,13 +606,8 @@ int record_maps_read(pid_t pid, struct record_maps *m)
 		if (!parse_maps_line(line, &ml) || strlen(ml.perms) < 3 ||
 		    ml.perms[2] != 'x')
 			continue;
-		if (m->n == cap) {
-			cap = cap ? cap * 2 : 64;
-			r = realloc(m->v, cap * sizeof(*r));
-			if (!r)
-				goto nomem;
-			m->v = r;
-		}
+		if (grow_array(&m->v, &cap, m->n + 1, sizeof(*m->v)) < 0)
+			goto nomem;
 		r = &m->v[m->n];
 		r->start = ml.start;
 		r->limit = ml.limit;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* palloc-run's records: the run's directory, profiles made from records. */
 #include "common.h"
-#include "cgroup.h"
 #include "bgthread.h"
+#include "cgroup.h"
 #include "clock.h"
 #include "elfcheck.h"
+#include "grow.h"
 #include "msg.h"
 #include "pattern.h"
 #include "pprof_comments.h"
@@ -333,15 +334,9 @@ static struct watched *watched_of(struct runrec *r,
 	for (size_t i = 0; i < r->nw; i++)
 		if (r->w[i].pid == l->pid && r->w[i].start_ns == l->start_ns)
 			return &r->w[i];
-	if (r->nw == r->capw) {
-		w = reallocarray(r->w, r->capw + 64, sizeof(*w));
-		if (!w)
-			return NULL;
-		r->w = w;
-		r->capw += 64;
-	}
-	w = &r->w[r->nw++];
-	memset(w, 0, sizeof(*w));
+	w = grow_push(&r->w, &r->nw, &r->capw, sizeof(*w));
+	if (!w)
+		return NULL;
 	w->pid = l->pid;
 	w->start_ns = l->start_ns;
 	w->next_ms =

@@ -2,6 +2,7 @@
 /* On-disk symbol index per build id (see symcache.h). */
 #include "symcache.h"
 #include "search.h"
+#include "grow.h"
 #include "hash.h"
 
 #include <dirent.h>
@@ -469,20 +470,7 @@ struct symcache_writer {
 
 static bool grow(void *pv, size_t *cap, size_t need, size_t elem)
 {
-	void **p = pv;
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return true;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * elem);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = n;
-	return true;
+	return grow_array(pv, cap, need, elem) == 0;
 }
 
 struct symcache_writer *symcache_writer_new(const struct symcache_key *k,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* palloc-run --timeline: samples and events of the processes, NDJSON. */
 #include "common.h"
+#include "grow.h"
 #include "bgthread.h"
 #include "cgroup.h"
 #include "clock.h"
@@ -603,15 +604,9 @@ static struct tl_proc *proc_add(struct timeline *t, pid_t pid, int64_t start)
 {
 	struct tl_proc *p;
 
-	if (t->np == t->capp) {
-		p = reallocarray(t->p, t->capp + 64, sizeof(*p));
-		if (!p)
-			return NULL;
-		t->p = p;
-		t->capp += 64;
-	}
-	p = &t->p[t->np++];
-	memset(p, 0, sizeof(*p));
+	p = grow_push(&t->p, &t->np, &t->capp, sizeof(*p));
+	if (!p)
+		return NULL;
 	p->pid = pid;
 	p->start_ns = start;
 	return p;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* palloc-run --timeline's NDJSON read back: samples and events, bounded. */
 #include "common.h"
+#include "grow.h"
 #include "timeline_read.h"
 #include "infile.h"
 #include "msg.h"
@@ -33,17 +34,8 @@ void timeline_doc_free(struct timeline_doc *t)
 /* Grow *arr (of *cap elements of size sz) to hold n + 1. */
 static int reserve(void **arr, size_t *cap, size_t n, size_t sz)
 {
-	void *p;
-	size_t c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 256;
-	p = realloc(*arr, c * sz);
-	if (!p)
+	if (grow_array(arr, cap, n + 1, sz) < 0)
 		return msg_set_errno(ENOMEM, "timeline");
-	*arr = p;
-	*cap = c;
 	return 0;
 }
 
