@@ -757,7 +757,7 @@ int procfs_list_pids(const char *root, pid_t **pids, size_t *n)
 	char path[PATH_MAX];
 	struct dirent *d;
 	size_t cap = 0, cnt = 0;
-	pid_t *v = NULL, *nv;
+	pid_t *v = NULL;
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "%s/proc", root_of(root));
@@ -775,18 +775,12 @@ int procfs_list_pids(const char *root, pid_t **pids, size_t *n)
 
 		if (!parse_u64(&s, &pid) || *s || pid == 0 || pid > INT_MAX)
 			continue;
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 256;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				closedir(dir);
-				return procfs_error(ENOMEM,
-						    "cannot read '%s': out of "
-						    "memory",
-						    path);
-			}
-			v = nv;
+		if (grow_array(&v, &cap, cnt + 1, sizeof(*v)) < 0) {
+			free(v);
+			closedir(dir);
+			return procfs_error(ENOMEM,
+					    "cannot read '%s': out of memory",
+					    path);
 		}
 		v[cnt++] = (pid_t)pid;
 	}

@@ -521,7 +521,7 @@ static bool own_dir(int dfd, const char *dir)
 int record_list(const char *dir, struct record_listing **out, size_t *n)
 {
 	char own[PATH_MAX];
-	struct record_listing *v = NULL, *nv;
+	struct record_listing *v = NULL;
 	size_t used = 0, cap = 0;
 	struct dirent *d;
 	DIR *dp;
@@ -555,16 +555,10 @@ int record_list(const char *dir, struct record_listing **out, size_t *n)
 
 		if (!parse_name(d->d_name, &pid, &start))
 			continue;
-		if (used == cap) {
-			cap = cap ? cap * 2 : 16;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				closedir(dp);
-				return msg_set_errno(ENOMEM, "cannot list '%s'",
-						     dir);
-			}
-			v = nv;
+		if (grow_array(&v, &cap, used + 1, sizeof(*v)) < 0) {
+			free(v);
+			closedir(dp);
+			return msg_set_errno(ENOMEM, "cannot list '%s'", dir);
 		}
 		memset(&v[used], 0, sizeof(v[used]));
 		v[used].pid = pid;

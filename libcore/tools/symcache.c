@@ -588,14 +588,14 @@ uint32_t symcache_writer_node(struct symcache_writer *w, uint32_t name,
 		return SYMCACHE_NONE;
 	}
 	n = &w->nodes[w->n_nodes];
-	n->name = name;
-	n->linkage = linkage;
-	n->decl_file = decl_file;
-	n->call_file = call_file;
-	n->decl_line = decl_line;
-	n->call_line = call_line;
-	n->parent = parent;
-	n->flags = subprogram ? 1 : 0;
+	*n = (struct rec_node){.name = name,
+			       .linkage = linkage,
+			       .decl_file = decl_file,
+			       .call_file = call_file,
+			       .decl_line = decl_line,
+			       .call_line = call_line,
+			       .parent = parent,
+			       .flags = subprogram ? 1 : 0};
 	return (uint32_t)w->n_nodes++;
 }
 

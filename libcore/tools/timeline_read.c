@@ -31,14 +31,6 @@ void timeline_doc_free(struct timeline_doc *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Grow *arr (of *cap elements of size sz) to hold n + 1. */
-static int reserve(void **arr, size_t *cap, size_t n, size_t sz)
-{
-	if (grow_array(arr, cap, n + 1, sz) < 0)
-		return msg_set_errno(ENOMEM, "timeline");
-	return 0;
-}
-
 static const char *str_or_null(const json_t *o, const char *key)
 {
 	const json_t *v = json_object_get(o, key);
@@ -81,10 +73,10 @@ static int add_line(struct timeline_doc *t, struct caps *c, json_t *o,
 	if (type[0] == 's') {
 		struct timeline_sample *s;
 
-		if (reserve((void **)&t->samples, &c->samples, t->n_samples,
-			    sizeof(*t->samples)) < 0)
-			return -1;
-		s = &t->samples[t->n_samples++];
+		s = grow_push(&t->samples, &t->n_samples, &c->samples,
+			      sizeof(*s));
+		if (!s)
+			return msg_set_errno(ENOMEM, "timeline");
 		s->time_ns = json_integer_value(tm);
 		s->pid = json_integer_value(pid);
 		for (int i = 0; i < TL_NFIELDS; i++)
@@ -93,10 +85,9 @@ static int add_line(struct timeline_doc *t, struct caps *c, json_t *o,
 		struct timeline_event *e;
 		const char *ev = str_or_null(o, "event");
 
-		if (reserve((void **)&t->events, &c->events, t->n_events,
-			    sizeof(*t->events)) < 0)
-			return -1;
-		e = &t->events[t->n_events++];
+		e = grow_push(&t->events, &t->n_events, &c->events, sizeof(*e));
+		if (!e)
+			return msg_set_errno(ENOMEM, "timeline");
 		e->time_ns = json_integer_value(tm);
 		e->pid = json_integer_value(pid);
 		e->obj = json_incref(o);
