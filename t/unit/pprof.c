@@ -145,6 +145,17 @@ static void test_roundtrip(void)
 					      .name,
 			      "g") == 0,
 	       "inlined frames keep their order (innermost first)");
+	/* the comparison itself finds a difference in any array */
+	if (r && r->n_functions && r->n_comments) {
+		r->functions[0].start_line++;
+		tap_ok(!same_profile(p, r), "a changed function is told apart");
+		r->functions[0].start_line--;
+		r->n_comments--;
+		tap_ok(!same_profile(p, r), "a missing comment is told apart");
+		r->n_comments++;
+	} else {
+		tap_ok(false, "the profile has functions and comments");
+	}
 	pprof_free_buffer(p, vbuf);
 	pprof_free(r);
 	pprof_free(q);

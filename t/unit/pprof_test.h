@@ -103,44 +103,40 @@ static inline bool same_function(const struct pprof_function *x,
 	       same_str(x->file, y->file) && x->start_line == y->start_line;
 }
 
+static inline bool same_comment(const char *const *x, const char *const *y)
+{
+	return same_str(*x, *y);
+}
+
+/* In same_profile: what = "N" when a's and b's arrays ARR differ in their
+ * length N, else NAME at the first element SAME says differs. */
+#define SAME_ARRAY(n, arr, same, name)                                         \
+	do {                                                                   \
+		if (!what && a->n != b->n)                                     \
+			what = #n;                                             \
+		for (size_t k_ = 0; !what && k_ < a->n; k_++)                  \
+			if (!same(&a->arr[k_], &b->arr[k_]))                   \
+				what = name;                                   \
+	} while (0)
+
 /* Every field of a and b; prints the first difference as a TAP comment. */
 static inline bool same_profile(const struct pprof_profile *a,
 				const struct pprof_profile *b)
 {
 	const char *what = NULL;
-	size_t i;
 
-	if (a->n_sample_types != b->n_sample_types)
-		what = "n_sample_types";
-	for (i = 0; !what && i < a->n_sample_types; i++)
-		if (!same_value_type(&a->sample_types[i], &b->sample_types[i]))
-			what = "sample type";
+	SAME_ARRAY(n_sample_types, sample_types, same_value_type,
+		   "sample type");
 	if (!what && a->n_samples != b->n_samples)
 		what = "n_samples";
-	for (i = 0; !what && i < a->n_samples; i++)
+	for (size_t i = 0; !what && i < a->n_samples; i++)
 		if (!same_sample(a->n_sample_types, &a->samples[i],
 				 &b->samples[i]))
 			what = "sample";
-	if (!what && a->n_mappings != b->n_mappings)
-		what = "n_mappings";
-	for (i = 0; !what && i < a->n_mappings; i++)
-		if (!same_mapping(&a->mappings[i], &b->mappings[i]))
-			what = "mapping";
-	if (!what && a->n_locations != b->n_locations)
-		what = "n_locations";
-	for (i = 0; !what && i < a->n_locations; i++)
-		if (!same_location(&a->locations[i], &b->locations[i]))
-			what = "location";
-	if (!what && a->n_functions != b->n_functions)
-		what = "n_functions";
-	for (i = 0; !what && i < a->n_functions; i++)
-		if (!same_function(&a->functions[i], &b->functions[i]))
-			what = "function";
-	if (!what && a->n_comments != b->n_comments)
-		what = "n_comments";
-	for (i = 0; !what && i < a->n_comments; i++)
-		if (!same_str(a->comments[i], b->comments[i]))
-			what = "comment";
+	SAME_ARRAY(n_mappings, mappings, same_mapping, "mapping");
+	SAME_ARRAY(n_locations, locations, same_location, "location");
+	SAME_ARRAY(n_functions, functions, same_function, "function");
+	SAME_ARRAY(n_comments, comments, same_comment, "comment");
 	if (!what &&
 	    (a->period != b->period || a->time_nanos != b->time_nanos ||
 	     a->duration_nanos != b->duration_nanos ||
