@@ -123,16 +123,23 @@ _Static_assert(offsetof(struct kucontext, uc_sigmask) == 296, "trampoline");
 
 /* ---- /proc ---- */
 
+/* /proc/PID/FILE opened to read; NULL with errno. */
+static FILE *proc_open(pid_t pid, const char *file)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	return fopen(path, "re");
+}
+
 /* The value of "Key:" in /proc/PID/status, into out[cap]. 0 or -1. */
 static int status_field(pid_t pid, const char *key, char *out, size_t cap)
 {
-	char path[64], line[512];
+	char line[512];
 	size_t klen = strlen(key);
-	FILE *f;
+	FILE *f = proc_open(pid, "status");
 	int rc = -1;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
@@ -401,10 +408,10 @@ int inject_check(pid_t pid, const char *agent, struct inject_target *t)
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
+	f = proc_open(pid, "maps");
 	if (!f)
-		return msg_set_errno(errno, "cannot read '%s'", path);
+		return msg_set_errno(errno, "cannot read '/proc/%d/maps'",
+				     (int)pid);
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi, off;
 		char perms[8];
@@ -531,12 +538,10 @@ static bool unsafe_addr(const struct inject_target *t, uintptr_t a)
 static int mapping_of(pid_t pid, uintptr_t addr, uintptr_t *lo, uintptr_t *hi,
 		      bool *grows)
 {
-	char path[64], line[PATH_MAX + 256];
-	FILE *f;
+	char line[PATH_MAX + 256];
+	FILE *f = proc_open(pid, "maps");
 	int rc = -1;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
