@@ -51,36 +51,54 @@
 #if defined(__x86_64__)
 
 /*
- * The trampoline (AT&T-free listing; r12: the data block, r13: the
- * ucontext of the signal frame, rsp 16-aligned):
- *
- *	mov rdi, [r12+16]; mov esi, [r12+88]; call [r12]	dlopen
- *	mov [r12+40], rax; test rax, rax; jz 2f
- *	mov rdi, rax; mov rsi, [r12+24]; call [r12+8]		dlsym
- *	test rax, rax; jz 3f
- *	mov rdi, [r12+32]; call rax; movsxd rax, eax		fn(arg)
- *	mov [r12+48], rax; jmp 4f
- * 2:	call [r12+80]; mov [r12+72], rax; jmp 4f		dlerror
- * 3:	mov qword [r12+48], -2; mov qword [r12+96], 1
- * 4:	mov rax, [r12+64]; mov [r12+56], rax			done
- *	sigaltstack(NULL, &uc->uc_stack)
- *	rt_sigprocmask(0, NULL, &uc->uc_sigmask, 8)
- *	mov rsp, r13; rt_sigreturn; ud2
+ * The trampoline, an instruction a line (r12: the data block, r13: the
+ * ucontext of the signal frame, rsp 16-aligned): dlopen, then dlsym, then
+ * fn(arg), or dlerror; the result and "done" stored; then
+ * sigaltstack(NULL, &uc->uc_stack), rt_sigprocmask(0, NULL,
+ * &uc->uc_sigmask, 8), rt_sigreturn. A string: its last byte, the NUL,
+ * is not part of it (TRAMP_LEN).
  */
-static const unsigned char tramp[] = {
-	0x49, 0x8b, 0x7c, 0x24, 0x10, 0x41, 0x8b, 0x74, 0x24, 0x58, 0x41, 0xff,
-	0x14, 0x24, 0x49, 0x89, 0x44, 0x24, 0x28, 0x48, 0x85, 0xc0, 0x74, 0x23,
-	0x48, 0x89, 0xc7, 0x49, 0x8b, 0x74, 0x24, 0x18, 0x41, 0xff, 0x54, 0x24,
-	0x08, 0x48, 0x85, 0xc0, 0x74, 0x1d, 0x49, 0x8b, 0x7c, 0x24, 0x20, 0xff,
-	0xd0, 0x48, 0x63, 0xc0, 0x49, 0x89, 0x44, 0x24, 0x30, 0xeb, 0x1e, 0x41,
-	0xff, 0x54, 0x24, 0x50, 0x49, 0x89, 0x44, 0x24, 0x48, 0xeb, 0x12, 0x49,
-	0xc7, 0x44, 0x24, 0x30, 0xfe, 0xff, 0xff, 0xff, 0x49, 0xc7, 0x44, 0x24,
-	0x60, 0x01, 0x00, 0x00, 0x00, 0x49, 0x8b, 0x44, 0x24, 0x40, 0x49, 0x89,
-	0x44, 0x24, 0x38, 0xb8, 0x83, 0x00, 0x00, 0x00, 0x31, 0xff, 0x49, 0x8d,
-	0x75, 0x10, 0x0f, 0x05, 0xb8, 0x0e, 0x00, 0x00, 0x00, 0x31, 0xff, 0x31,
-	0xf6, 0x49, 0x8d, 0x95, 0x28, 0x01, 0x00, 0x00, 0x41, 0xba, 0x08, 0x00,
-	0x00, 0x00, 0x0f, 0x05, 0x4c, 0x89, 0xec, 0xb8, 0x0f, 0x00, 0x00, 0x00,
-	0x0f, 0x05, 0x0f, 0x0b};
+/* clang-format off */
+static const char tramp[] =
+	"\x49\x8b\x7c\x24\x10"			/* mov rdi, [r12+16] */
+	"\x41\x8b\x74\x24\x58"			/* mov esi, [r12+88] */
+	"\x41\xff\x14\x24"			/* call [r12] */
+	"\x49\x89\x44\x24\x28"			/* mov [r12+40], rax */
+	"\x48\x85\xc0"				/* test rax, rax */
+	"\x74\x23"				/* je 2f */
+	"\x48\x89\xc7"				/* mov rdi, rax */
+	"\x49\x8b\x74\x24\x18"			/* mov rsi, [r12+24] */
+	"\x41\xff\x54\x24\x08"			/* call [r12+8] */
+	"\x48\x85\xc0"				/* test rax, rax */
+	"\x74\x1d"				/* je 3f */
+	"\x49\x8b\x7c\x24\x20"			/* mov rdi, [r12+32] */
+	"\xff\xd0"				/* call rax */
+	"\x48\x63\xc0"				/* movsxd rax, eax */
+	"\x49\x89\x44\x24\x30"			/* mov [r12+48], rax */
+	"\xeb\x1e"				/* jmp 4f */
+	"\x41\xff\x54\x24\x50"			/* 2: call [r12+80] */
+	"\x49\x89\x44\x24\x48"			/* mov [r12+72], rax */
+	"\xeb\x12"				/* jmp 4f */
+	"\x49\xc7\x44\x24\x30\xfe\xff\xff\xff"	/* 3: mov qword [r12+48], -2 */
+	"\x49\xc7\x44\x24\x60\x01\x00\x00\x00"	/* mov qword [r12+96], 1 */
+	"\x49\x8b\x44\x24\x40"			/* 4: mov rax, [r12+64] */
+	"\x49\x89\x44\x24\x38"			/* mov [r12+56], rax */
+	"\xb8\x83\x00\x00\x00"			/* mov eax, 131 */
+	"\x31\xff"				/* xor edi, edi */
+	"\x49\x8d\x75\x10"			/* lea rsi, [r13+16] */
+	"\x0f\x05"				/* syscall */
+	"\xb8\x0e\x00\x00\x00"			/* mov eax, 14 */
+	"\x31\xff"				/* xor edi, edi */
+	"\x31\xf6"				/* xor esi, esi */
+	"\x49\x8d\x95\x28\x01\x00\x00"		/* lea rdx, [r13+296] */
+	"\x41\xba\x08\x00\x00\x00"		/* mov r10d, 8 */
+	"\x0f\x05"				/* syscall */
+	"\x4c\x89\xec"				/* mov rsp, r13 */
+	"\xb8\x0f\x00\x00\x00"			/* mov eax, 15 */
+	"\x0f\x05"				/* syscall */
+	"\x0f\x0b"				/* ud2 */;
+/* clang-format on */
+#define TRAMP_LEN (sizeof(tramp) - 1)
 
 /* The data block the trampoline reads and writes (offsets above). */
 struct block {
@@ -482,7 +500,7 @@ int inject_check(pid_t pid, const char *agent, struct inject_target *t)
 	/* the trampoline: in the unused tail of the executable segment's
 	 * last page, 16-aligned */
 	t->code = (text_end + 15) & ~(uintptr_t)15;
-	code_ok = text_end && t->code + sizeof(tramp) <= page_end;
+	code_ok = text_end && t->code + TRAMP_LEN <= page_end;
 	if (!code_ok)
 		return msg_set("no room for the call in its C library '%s'",
 			       libc);
@@ -823,7 +841,7 @@ static int try_thread(const struct inject_target *t, pid_t tid, int memfd,
 	    write_mem(memfd, strs, lib, lp) < 0 ||
 	    write_mem(memfd, strs + lp, fn, lf) < 0 ||
 	    write_mem(memfd, strs + lp + lf, arg, la) < 0 ||
-	    write_mem(memfd, t->code, tramp, sizeof(tramp)) < 0) {
+	    write_mem(memfd, t->code, tramp, TRAMP_LEN) < 0) {
 		int err = errno;
 
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
