@@ -70,151 +70,51 @@ const char *elfcheck_reason(enum elfcheck_verdict v)
 	return "unknown";
 }
 
-/* Read exactly len bytes at off; 0, or -1 (short file: errno 0). */
-static int read_at(int fd, void *buf, size_t len, uint64_t off)
-{
-	ssize_t n;
-
-	if (off > (uint64_t)INT64_MAX)
-		return -1;
-	do {
-		n = pread(fd, buf, len, (off_t)off);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -1;
-	if ((size_t)n != len) {
-		errno = 0;
-		return -1;
-	}
-	return 0;
-}
-
-struct elf_reader {
-	int fd;
-	bool swap; /* file byte order differs from ours */
-	bool is64;
-};
-
-static uint16_t get16(const struct elf_reader *e, uint16_t v)
-{
-	return e->swap ? __builtin_bswap16(v) : v;
-}
-
-static uint32_t get32(const struct elf_reader *e, uint32_t v)
-{
-	return e->swap ? __builtin_bswap32(v) : v;
-}
-
-static uint64_t get64(const struct elf_reader *e, uint64_t v)
-{
-	return e->swap ? __builtin_bswap64(v) : v;
-}
-
 /*
- * Look for PT_INTERP among the program headers. Returns 1 if present,
- * 0 if not, -1 if the headers are inconsistent or unreadable.
+ * Classify the ELF file open as fd (its identity already checked) with
+ * libelf, which reads either word size and byte order and takes the
+ * count of program headers from section 0 past PN_XNUM: a program for
+ * this machine and word size with a PT_INTERP header is one the loader
+ * preloads into.
  */
-static int has_interp(const struct elf_reader *e, uint64_t phoff,
-		      uint32_t phnum, uint16_t phentsize)
+static enum elfcheck_verdict check_elf(int fd, struct elfcheck_result *r)
 {
-	size_t want = e->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	enum elfcheck_verdict v = ELFCHECK_BAD_ELF;
+	GElf_Ehdr eh;
+	size_t phnum;
+	Elf *elf;
 
-	if (phnum == 0)
-		return 0;
-	if (phentsize < want)
-		return -1;
-	for (uint32_t i = 0; i < phnum; i++) {
-		uint64_t off = phoff + (uint64_t)i * phentsize;
-		uint32_t type;
-
-		if (e->is64) {
-			Elf64_Phdr ph;
-
-			if (read_at(e->fd, &ph, sizeof(ph), off) < 0)
-				return -1;
-			type = get32(e, ph.p_type);
-		} else {
-			Elf32_Phdr ph;
-
-			if (read_at(e->fd, &ph, sizeof(ph), off) < 0)
-				return -1;
-			type = get32(e, ph.p_type);
-		}
-		if (type == PT_INTERP)
-			return 1;
-	}
-	return 0;
-}
-
-/* Classify the ELF file open as fd; its identity bytes are in ident. */
-static enum elfcheck_verdict check_elf(int fd, const unsigned char *ident,
-				       struct elfcheck_result *r)
-{
-	struct elf_reader e = {.fd = fd};
-	uint64_t phoff, shoff;
-	uint32_t phnum;
-	uint16_t phentsize, shentsize;
-	bool little = ident[EI_DATA] == ELFDATA2LSB;
-	int rc;
-
-	if (ident[EI_CLASS] != ELFCLASS32 && ident[EI_CLASS] != ELFCLASS64)
+	if (elf_version(EV_CURRENT) == EV_NONE)
 		return ELFCHECK_BAD_ELF;
-	if (ident[EI_DATA] != ELFDATA2LSB && ident[EI_DATA] != ELFDATA2MSB)
-		return ELFCHECK_BAD_ELF;
-	e.is64 = ident[EI_CLASS] == ELFCLASS64;
-	e.swap = little != (__BYTE_ORDER == __LITTLE_ENDIAN);
-	r->elf_class = ident[EI_CLASS];
-	if (e.is64) {
-		Elf64_Ehdr h;
-
-		if (read_at(fd, &h, sizeof(h), 0) < 0)
-			return ELFCHECK_BAD_ELF;
-		r->elf_machine = get16(&e, h.e_machine);
-		phoff = get64(&e, h.e_phoff);
-		shoff = get64(&e, h.e_shoff);
-		phnum = get16(&e, h.e_phnum);
-		phentsize = get16(&e, h.e_phentsize);
-		shentsize = get16(&e, h.e_shentsize);
-	} else {
-		Elf32_Ehdr h;
-
-		if (read_at(fd, &h, sizeof(h), 0) < 0)
-			return ELFCHECK_BAD_ELF;
-		r->elf_machine = get16(&e, h.e_machine);
-		phoff = get32(&e, h.e_phoff);
-		shoff = get32(&e, h.e_shoff);
-		phnum = get16(&e, h.e_phnum);
-		phentsize = get16(&e, h.e_phentsize);
-		shentsize = get16(&e, h.e_shentsize);
-	}
-	/* More than 0xfffe headers: the real count is section 0's sh_info. */
-	if (phnum == PN_XNUM) {
-		if (e.is64) {
-			Elf64_Shdr sh;
-
-			if (shentsize < sizeof(sh) ||
-			    read_at(fd, &sh, sizeof(sh), shoff) < 0)
-				return ELFCHECK_BAD_ELF;
-			phnum = get32(&e, sh.sh_info);
-		} else {
-			Elf32_Shdr sh;
-
-			if (shentsize < sizeof(sh) ||
-			    read_at(fd, &sh, sizeof(sh), shoff) < 0)
-				return ELFCHECK_BAD_ELF;
-			phnum = get32(&e, sh.sh_info);
-		}
-	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    elf_getphdrnum(elf, &phnum) < 0)
+		goto out;
+	r->elf_class = gelf_getclass(elf);
+	r->elf_machine = eh.e_machine;
 	if (r->elf_class != native_class() ||
-	    (native_machine() != 0 && r->elf_machine != native_machine()))
-		return ELFCHECK_FOREIGN;
-	rc = has_interp(&e, phoff, phnum, phentsize);
-	if (rc < 0)
-		return ELFCHECK_BAD_ELF;
-	return rc ? ELFCHECK_OK : ELFCHECK_STATIC;
+	    (native_machine() != 0 && r->elf_machine != native_machine())) {
+		v = ELFCHECK_FOREIGN;
+		goto out;
+	}
+	v = ELFCHECK_STATIC;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph)) {
+			v = ELFCHECK_BAD_ELF;
+			break;
+		}
+		if (ph.p_type == PT_INTERP) {
+			v = ELFCHECK_OK;
+			break;
+		}
+	}
+out:
+	elf_end(elf);
+	return v;
 }
 
-/* Secure execution (AT_SECURE) from the file's mode bits or capabilities. */
 static enum elfcheck_verdict check_secure(int fd, const struct stat *st)
 {
 	ssize_t n;
@@ -297,11 +197,8 @@ int elfcheck_program(const char *path, struct elfcheck_result *r)
 			return -1;
 		}
 		if (n >= SELFMAG && memcmp(buf, ELFMAG, SELFMAG) == 0) {
-			if (n < EI_NIDENT)
-				r->verdict = ELFCHECK_BAD_ELF;
-			else
-				r->verdict = check_elf(
-					fd, (const unsigned char *)buf, r);
+			r->verdict = n < EI_NIDENT ? ELFCHECK_BAD_ELF
+						   : check_elf(fd, r);
 			if (r->verdict == ELFCHECK_OK)
 				r->verdict = check_secure(fd, &st);
 			close(fd);
