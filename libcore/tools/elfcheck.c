@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -15,32 +16,10 @@
 /* The kernel reads this much of a "#!" line (BINPRM_BUF_SIZE, Linux 5.1+). */
 #define SHEBANG_MAX 256
 
-/* The ELF machine palloc (and so its agent) is built for; 0: unknown. */
-static int native_machine(void)
-{
-#if defined(__x86_64__)
-	return EM_X86_64;
-#elif defined(__i386__)
-	return EM_386;
-#elif defined(__aarch64__)
-	return EM_AARCH64;
-#elif defined(__arm__)
-	return EM_ARM;
-#elif defined(__powerpc64__)
-	return EM_PPC64;
-#elif defined(__s390x__)
-	return EM_S390;
-#elif defined(__riscv)
-	return EM_RISCV;
-#else
-	return 0;
-#endif
-}
-
-static int native_class(void)
-{
-	return sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
-}
+/* The ELF header of the object this code is linked into (the linker
+ * defines __ehdr_start): palloc's, and so its agent's, machine and word
+ * size. */
+extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
 
 const char *elfcheck_reason(enum elfcheck_verdict v)
 {
@@ -92,8 +71,8 @@ static enum elfcheck_verdict check_elf(int fd, struct elfcheck_result *r)
 		goto out;
 	r->elf_class = gelf_getclass(elf);
 	r->elf_machine = eh.e_machine;
-	if (r->elf_class != native_class() ||
-	    (native_machine() != 0 && r->elf_machine != native_machine())) {
+	if (r->elf_class != __ehdr_start.e_ident[EI_CLASS] ||
+	    r->elf_machine != __ehdr_start.e_machine) {
 		v = ELFCHECK_FOREIGN;
 		goto out;
 	}
