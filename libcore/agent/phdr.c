@@ -181,7 +181,6 @@ int phdr_object_path(uintptr_t addr, char *path, size_t cap)
 
 /* ---- where the loader resolves a symbol ---- */
 
-/* An object's dynamic symbol table, as the loader left it in memory. */
 /*
  * The entries phdr_dynamic reads, each at the slot of its tag's low five
  * bits: distinct for these eleven (two alike would be a -Woverride-init

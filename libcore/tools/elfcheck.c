@@ -94,6 +94,7 @@ out:
 	return v;
 }
 
+/* Secure execution (AT_SECURE) from the file's mode bits or capabilities. */
 static enum elfcheck_verdict check_secure(int fd, const struct stat *st)
 {
 	ssize_t n;
