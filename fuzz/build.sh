@@ -39,7 +39,8 @@ build() {
 
 pprof="$lc/pprof/pprof.c $lc/pprof/pprof_encode.c $lc/pprof/pprof_decode.c $out/proto/profile.pb-c.c"
 all="pprof_decode_fuzz procfs_fuzz cgroup_fuzz mallinfo_xml_fuzz num_fuzz symbols_fuzz symcache_fuzz
-pattern_fuzz pprof_comments_fuzz smallfile_fuzz pressure_fuzz record_fuzz timeline_fuzz"
+pattern_fuzz pprof_comments_fuzz smallfile_fuzz pressure_fuzz record_fuzz timeline_fuzz
+elfcheck_fuzz"
 # shellcheck disable=SC2086
 [ $# -gt 0 ] || set -- $all
 for t in "$@"; do
@@ -78,6 +79,9 @@ for t in "$@"; do
 	symcache_fuzz)
 		build "$t" "" "" "$here/$t.c" "$here/fuzz_util.c" \
 			"$lc/tools/symcache.c" "$lc/base/grow.c" "$lc/base/msg.c" ;;
+	elfcheck_fuzz)
+		build "$t" libelf "" "$here/$t.c" "$here/fuzz_util.c" \
+			"$lc/tools/elfcheck.c" "$lc/base/msg.c" ;;
 	pattern_fuzz)
 		build "$t" "" "" "$here/$t.c" "$lc/pprof/pattern.c" \
 			"$lc/base/fmt.c" ;;
